@@ -1,0 +1,34 @@
+"""shuffle_lib: the mechanisms and privacy accountants of the Shuffle Privacy book.
+
+Chapters import from here; every formula the book states is implemented once, in this package.
+"""
+
+from shuffle_lib import accounting
+from shuffle_lib.randomizers import (
+    gaussian_mechanism,
+    gaussian_sigma,
+    k_randomized_response,
+    krr_channel,
+    krr_frequency_estimate,
+    laplace_mean_std,
+    laplace_mechanism,
+    randomized_response,
+    rr_estimate_std,
+    rr_frequency_estimate,
+)
+from shuffle_lib.shuffler import shuffle
+
+__all__ = [
+    "accounting",
+    "gaussian_mechanism",
+    "gaussian_sigma",
+    "k_randomized_response",
+    "krr_channel",
+    "krr_frequency_estimate",
+    "laplace_mean_std",
+    "laplace_mechanism",
+    "randomized_response",
+    "rr_estimate_std",
+    "rr_frequency_estimate",
+    "shuffle",
+]

@@ -1,0 +1,227 @@
+r"""Local randomizers and the unbiased estimators that go with them.
+
+Every randomizer accepts either one privacy level for everybody or one per user
+(personalized LDP, seed 001), takes ``rng`` (Generator, int seed or None) and never mutates its
+input. Channels (``krr_channel``) give the exact output distributions used in the tests and in the
+book to certify each randomizer's epsilon with :func:`shuffle_lib.accounting.channel_epsilon`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import expit
+
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    broadcast_per_user,
+    check_categories,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
+from shuffle_lib.accounting.fdp import gdp_mu
+
+CALIBRATIONS = ("classic", "analytic")
+
+
+def _check_bits(bits: ArrayLike) -> np.ndarray:
+    return check_categories(bits, 2, name="bits")
+
+
+def randomized_response(bits: ArrayLike, eps: ArrayLike, rng: RngLike = None) -> np.ndarray:
+    r"""Binary randomized response (Warner 1965): report the true bit with probability
+    :math:`e^{\varepsilon}/(1+e^{\varepsilon})`, the flipped bit otherwise.
+
+    It is :math:`\varepsilon`-LDP, exactly (the output ratio between the two inputs is
+    :math:`e^{\pm\varepsilon}`). ``eps`` is a scalar or one value per user (seed 001,
+    Algorithm 2, lines 2-6). The flip probability is ``expit(-eps)``, stable for large eps.
+
+    >>> randomized_response([0, 1, 1], eps=50.0, rng=0).tolist()
+    [0, 1, 1]
+    """
+    bits_arr = _check_bits(bits)
+    eps_arr = broadcast_per_user(check_epsilon(eps), bits_arr.shape, "eps")
+    flip = as_rng(rng).random(bits_arr.shape) < expit(-eps_arr)
+    return np.where(flip, 1 - bits_arr, bits_arr)
+
+
+def krr_channel(k: int, eps: float) -> np.ndarray:
+    r"""The :math:`k\times k` channel of k-ary randomized response: keep the value with
+    probability :math:`e^\varepsilon/(e^\varepsilon+k-1)`, else report one of the other
+    :math:`k-1` values uniformly. ``k = 2`` is binary randomized response.
+
+    >>> krr_channel(2, 0.0).tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    eps_val = float(check_epsilon(eps))
+    keep = expit(eps_val - np.log(k - 1))
+    other = expit(np.log(k - 1) - eps_val) / (k - 1)  # not (1 - keep): no cancellation at large eps
+    return np.where(np.eye(k, dtype=bool), keep, other)
+
+
+def k_randomized_response(
+    values: ArrayLike, k: int, eps: ArrayLike, rng: RngLike = None
+) -> np.ndarray:
+    r"""k-ary randomized response (generalized RR): keep each value in :math:`\{0,\dots,k-1\}`
+    with probability :math:`e^\varepsilon/(e^\varepsilon+k-1)`, otherwise replace it by one of
+    the other :math:`k-1` values chosen uniformly; :math:`\varepsilon`-LDP, exactly.
+
+    ``eps`` is a scalar or one value per user.
+
+    >>> k_randomized_response([0, 1, 2, 3], k=4, eps=50.0, rng=1).tolist()
+    [0, 1, 2, 3]
+    """
+    values_arr = check_categories(values, k)
+    eps_arr = broadcast_per_user(check_epsilon(eps), values_arr.shape, "eps")
+    gen = as_rng(rng)
+    keep = gen.random(values_arr.shape) < expit(eps_arr - np.log(k - 1))
+    shift = gen.integers(1, k, size=values_arr.shape)
+    return np.where(keep, values_arr, (values_arr + shift) % k)
+
+
+def laplace_mechanism(
+    x: ArrayLike, eps: ArrayLike, sensitivity: ArrayLike = 1.0, rng: RngLike = None
+) -> np.ndarray:
+    r"""Laplace mechanism: :math:`x + \mathrm{Lap}(\Delta_1/\varepsilon)`, which is
+    :math:`\varepsilon`-DP for a query of L1 sensitivity :math:`\Delta_1` (seed 001, Definition 4;
+    Dwork & Roth 2014, Theorem 3.6). Applied to each user's value in :math:`[a, a+\Delta_1]` it is
+    :math:`\varepsilon`-LDP. ``eps`` > 0, scalar or per entry.
+
+    >>> laplace_mechanism([0.5], eps=1.0, rng=0).shape
+    (1,)
+    """
+    x_arr = np.asarray(x, dtype=float)
+    if x_arr.size == 0 or not np.isfinite(x_arr).all():
+        raise ValueError(f"x must be a non-empty array of finite numbers, got {x!r}")
+    eps_arr = broadcast_per_user(check_epsilon(eps, positive=True), x_arr.shape, "eps")
+    scale = check_positive(sensitivity, "sensitivity") / eps_arr
+    return x_arr + as_rng(rng).laplace(0.0, 1.0, size=x_arr.shape) * scale
+
+
+def gaussian_sigma(
+    eps: float, delta: float, sensitivity: float = 1.0, calibration: str = "classic"
+) -> float:
+    r"""Noise scale of the Gaussian mechanism for :math:`(\varepsilon,\delta)`-DP.
+
+    - ``"classic"``: :math:`\sigma=\Delta_2\sqrt{2\ln(1.25/\delta)}/\varepsilon`, proved only for
+      :math:`0<\varepsilon<1` (Dwork & Roth 2014, Theorem A.1); outside that range this raises.
+    - ``"analytic"``: the smallest valid noise, :math:`\sigma=\Delta_2/\mu` with :math:`\mu`
+      from :func:`shuffle_lib.accounting.gdp_mu` (Balle & Wang 2018; seed 001, Fact 3), valid
+      for every :math:`\varepsilon>0`.
+
+    >>> round(gaussian_sigma(0.5, 1e-5), 4)
+    9.6896
+    """
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    eps_val = float(check_epsilon(eps, positive=True))
+    delta_val = float(check_delta(delta, allow_zero=False))
+    sens = float(check_positive(sensitivity, "sensitivity"))
+    if calibration == "classic":
+        if eps_val >= 1:
+            raise ValueError(
+                f"the classic Gaussian calibration is proved only for eps < 1, got eps={eps_val}; "
+                "use calibration='analytic'"
+            )
+        return float(sens * np.sqrt(2 * np.log(1.25 / delta_val)) / eps_val)
+    return sens / float(gdp_mu(eps_val, delta_val))
+
+
+def gaussian_mechanism(
+    x: ArrayLike,
+    eps: ArrayLike,
+    delta: ArrayLike,
+    sensitivity: float = 1.0,
+    calibration: str = "classic",
+    rng: RngLike = None,
+) -> np.ndarray:
+    r"""Gaussian mechanism: :math:`x+N(0,\sigma^2)` with :math:`\sigma` from
+    :func:`gaussian_sigma`, :math:`(\varepsilon,\delta)`-DP for L2 sensitivity :math:`\Delta_2`
+    (seed 001, Definition 5). ``eps`` and ``delta`` are scalars or one value per entry.
+
+    >>> gaussian_mechanism([0.0, 1.0], eps=0.5, delta=1e-5, rng=0).shape
+    (2,)
+    """
+    x_arr = np.asarray(x, dtype=float)
+    if x_arr.size == 0 or not np.isfinite(x_arr).all():
+        raise ValueError(f"x must be a non-empty array of finite numbers, got {x!r}")
+    eps_arr = broadcast_per_user(check_epsilon(eps, positive=True), x_arr.shape, "eps")
+    delta_arr = broadcast_per_user(check_delta(delta, allow_zero=False), x_arr.shape, "delta")
+    pairs, inverse = np.unique(np.stack([eps_arr.ravel(), delta_arr.ravel()]), axis=1,
+                               return_inverse=True)
+    sigmas = np.array([gaussian_sigma(e, d, sensitivity, calibration) for e, d in pairs.T])
+    sigma = sigmas[inverse.ravel()].reshape(x_arr.shape)
+    return x_arr + as_rng(rng).standard_normal(x_arr.shape) * sigma
+
+
+def rr_frequency_estimate(reports: ArrayLike, eps: ArrayLike) -> float:
+    r"""Debiased fraction of ones from randomized-response reports (seed 001, Algorithm 2):
+    :math:`z=(A-B)/(n-2B)` with :math:`A=\sum_i y_i`, :math:`B=\sum_i q_i`,
+    :math:`q_i=1/(1+e^{\varepsilon_i})`.
+
+    Since :math:`E[y_i]=q_i+x_i(1-2q_i)`, :math:`E[z]=\sum_i x_i(1-2q_i)/\sum_i(1-2q_i)`: with one
+    common eps this is exactly the fraction of ones; with personalized eps it is a weighted
+    fraction, unbiased for :math:`c` when the bits are drawn Bernoulli(:math:`c`) independently of
+    the eps values (the setting of seed 001). The variance with one eps is in
+    :func:`rr_estimate_std`. Needs some :math:`\varepsilon_i>0`.
+
+    >>> rr_frequency_estimate([1, 1, 0, 1], eps=50.0)
+    0.75
+    """
+    reports_arr = _check_bits(reports)
+    eps_arr = broadcast_per_user(check_epsilon(eps), reports_arr.shape, "eps")
+    flip = expit(-eps_arr)
+    denominator = float(np.sum(1.0 - 2.0 * flip))
+    if denominator <= 0:
+        raise ValueError("every eps is 0: randomized response reports carry no information")
+    return float((np.sum(reports_arr) - np.sum(flip)) / denominator)
+
+
+def rr_estimate_std(n: int, eps: ArrayLike) -> np.ndarray | float:
+    r"""Standard deviation of :func:`rr_frequency_estimate` for ``n`` users with one eps:
+    :math:`\sqrt{q(1-q)/n}/(1-2q)=e^{\varepsilon/2}/(\sqrt n\,(e^\varepsilon-1))`, the same for
+    every dataset (each report has variance :math:`q(1-q)` whatever its input).
+
+    >>> round(rr_estimate_std(10_000, 1.0), 6)
+    0.009595
+    """
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    eps_arr = check_epsilon(eps, positive=True)
+    result = np.exp(eps_arr / 2 - np.log(n) / 2) / np.expm1(eps_arr)
+    return float(result) if result.ndim == 0 else result
+
+
+def krr_frequency_estimate(reports: ArrayLike, k: int, eps: float) -> np.ndarray:
+    r"""Unbiased frequencies of the ``k`` values from k-RR reports:
+    :math:`\hat f_v=(\hat c_v/n-q)/(p-q)` with :math:`p=e^\varepsilon/(e^\varepsilon+k-1)`,
+    :math:`q=1/(e^\varepsilon+k-1)` and :math:`\hat c_v` the number of reports equal to ``v``
+    (Wang et al. 2017, "direct encoding"). Estimates may fall outside [0, 1]; they sum to 1.
+
+    >>> krr_frequency_estimate([0, 0, 1, 2], k=3, eps=50.0).tolist()
+    [0.5, 0.25, 0.25]
+    """
+    reports_arr = check_categories(reports, k, name="reports")
+    eps_val = float(check_epsilon(eps, positive=True))
+    channel = krr_channel(k, eps_val)
+    keep, other = channel[0, 0], channel[0, 1]
+    observed = np.bincount(reports_arr, minlength=k) / reports_arr.size
+    return (observed - other) / (keep - other)
+
+
+def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.ndarray | float:
+    r"""Standard deviation added to a mean of ``n`` Laplace-privatized values:
+    :math:`\sqrt2\,\Delta_1/(\varepsilon\sqrt n)` (a Laplace(b) variable has variance :math:`2b^2`).
+
+    >>> round(laplace_mean_std(100, 1.0), 6)
+    0.141421
+    """
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    eps_arr = check_epsilon(eps, positive=True)
+    result = np.sqrt(2.0 / n) * float(check_positive(sensitivity, "sensitivity")) / eps_arr
+    return float(result) if result.ndim == 0 else result

@@ -1,0 +1,125 @@
+"""Exact accountants for finite mechanisms, and the (eps, delta) composition rules they certify."""
+
+from __future__ import annotations
+
+import itertools
+from functools import reduce
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from shuffle_lib import krr_channel
+from shuffle_lib.accounting import (
+    advanced_composition,
+    basic_composition,
+    channel_delta,
+    channel_epsilon,
+    group_privacy,
+    hockey_stick_divergence,
+)
+
+
+def _brute_force_hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
+    """max over all 2^m events S of P(S) - e^eps Q(S)."""
+    best = 0.0
+    for mask in itertools.product([False, True], repeat=p.size):
+        event = np.array(mask)
+        best = max(best, p[event].sum() - np.exp(eps) * q[event].sum())
+    return best
+
+
+def _leaky_rr(eps: float, delta: float) -> np.ndarray:
+    """(eps, delta)-DP channel: with probability delta reveal the bit, else randomized response."""
+    rr = krr_channel(2, eps) * (1 - delta)
+    reveal = np.diag([delta, delta])
+    return np.hstack([rr, reveal])
+
+
+def test_hockey_stick_equals_the_worst_event(rng: np.random.Generator) -> None:
+    for _ in range(25):
+        p, q = rng.dirichlet(np.ones(6)), rng.dirichlet(np.ones(6))
+        for eps in (0.0, 0.3, 1.5):
+            expected = _brute_force_hockey_stick(p, q, eps)
+            assert hockey_stick_divergence(p, q, eps) == pytest.approx(expected, abs=1e-12)
+
+
+def test_hockey_stick_vectorizes_and_decreases_in_eps() -> None:
+    p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.3, 0.5])
+    values = hockey_stick_divergence(p, q, np.linspace(0, 3, 31))
+    assert values.shape == (31,)
+    assert np.all(np.diff(values) <= 1e-15)
+
+
+def test_channel_epsilon_handles_pairs_and_impossible_outputs() -> None:
+    channel = np.array([[0.5, 0.5, 0.0], [0.25, 0.75, 0.0], [0.0, 0.5, 0.5]])
+    assert channel_epsilon(channel, pairs=[(0, 1), (1, 0)]) == pytest.approx(np.log(2))
+    assert channel_epsilon(channel) == float("inf")
+
+
+def test_channel_delta_of_leaky_rr_is_its_delta() -> None:
+    for eps, delta in [(0.5, 1e-3), (2.0, 0.05)]:
+        assert channel_delta(_leaky_rr(eps, delta), eps) == pytest.approx(delta, abs=1e-12)
+        assert channel_epsilon(_leaky_rr(eps, delta)) == float("inf")
+
+
+def test_basic_composition_is_exact_for_randomized_response() -> None:
+    eps = [0.3, 1.1, 0.6]
+    product = reduce(np.kron, [krr_channel(2, e) for e in eps])
+    # the two extreme inputs (all zeros vs all ones) differ in every coordinate
+    total_eps, total_delta = basic_composition(eps, [0.0] * 3)
+    assert channel_epsilon(product) == pytest.approx(total_eps, abs=1e-12)
+    assert total_delta == 0.0
+
+
+def test_basic_composition_delta_bound_holds_exactly() -> None:
+    budgets = [(0.4, 1e-3), (0.9, 2e-3)]
+    product = np.kron(_leaky_rr(*budgets[0]), _leaky_rr(*budgets[1]))
+    total_eps, total_delta = basic_composition([b[0] for b in budgets], [b[1] for b in budgets])
+    assert channel_delta(product, total_eps) <= total_delta + 1e-15
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_group_privacy_bounds_hold_for_k_people(k: int) -> None:
+    eps, delta = 0.5, 1e-3
+    # k people each randomized independently; the two datasets differ in all k of them
+    pure = reduce(np.kron, [krr_channel(2, eps)] * k)
+    group_eps, _ = group_privacy(eps, 0.0, k)
+    assert channel_epsilon(pure, pairs=[(0, 2**k - 1)]) == pytest.approx(group_eps)
+    leaky = reduce(np.kron, [_leaky_rr(eps, delta)] * k)
+    rows = [0, int("".join(["1"] * k), 2)]  # all-zero vs all-one input rows of the product
+    group_eps, group_delta = group_privacy(eps, delta, k)
+    assert channel_delta(leaky, group_eps, pairs=[(rows[0], rows[1])]) <= group_delta
+
+
+def test_advanced_composition_bound_holds_for_composed_rr() -> None:
+    # k-fold eps-RR: the number of reports agreeing with input 0 is Bin(k, p) vs Bin(k, 1 - p),
+    # a sufficient statistic, so the hockey-stick between the binomials is the exact delta.
+    eps, k, slack = 0.1, 200, 1e-6
+    p = krr_channel(2, eps)[0, 0]
+    support = np.arange(k + 1)
+    first, second = stats.binom.pmf(support, k, p), stats.binom.pmf(support, k, 1 - p)
+    adv_eps, adv_delta = advanced_composition(eps, 0.0, k, slack)
+    assert hockey_stick_divergence(first, second, adv_eps) <= adv_delta
+    assert adv_eps < k * eps  # and it is a real improvement over basic composition here
+
+
+def test_group_privacy_delta_stays_finite_and_capped() -> None:
+    assert group_privacy(50.0, 1e-10, 30) == (1500.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: hockey_stick_divergence([0.5, 0.6], [0.5, 0.5], 1.0), "sum to 1"),
+        (lambda: hockey_stick_divergence([1.0], [0.5, 0.5], 1.0), "same length"),
+        (lambda: channel_epsilon([[0.5, 0.5], [1.2, -0.2]]), "non-negative"),
+        (lambda: channel_epsilon([[0.5, 0.5], [0.5, 0.5]], pairs=[(0, 0)]), "two different"),
+        (lambda: basic_composition([0.1, 0.1], [0.6, 0.6]), "no guarantee"),
+        (lambda: group_privacy(1.0, 0.0, 0), "k must be an integer >= 1, got 0"),
+        (lambda: advanced_composition(0.1, 0.0, 10, 0.0), "delta_slack"),
+    ],
+)
+def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -1,0 +1,204 @@
+"""Randomizers: exact channels vs their epsilon, samplers vs channels, unbiased estimators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from stat_checks import within_standard_errors
+
+from shuffle_lib import (
+    gaussian_mechanism,
+    gaussian_sigma,
+    k_randomized_response,
+    krr_channel,
+    krr_frequency_estimate,
+    laplace_mean_std,
+    laplace_mechanism,
+    randomized_response,
+    rr_estimate_std,
+    rr_frequency_estimate,
+)
+from shuffle_lib.accounting import channel_epsilon, gdp_delta
+
+EPSILONS = [0.0, 0.1, 1.0, 3.0, 10.0, 50.0]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+@pytest.mark.parametrize("eps", EPSILONS)
+def test_krr_channel_is_exactly_eps_ldp(k: int, eps: float) -> None:
+    channel = krr_channel(k, eps)
+    assert channel.shape == (k, k)
+    np.testing.assert_allclose(channel.sum(axis=1), 1.0, atol=1e-12)
+    # every ordered pair of inputs, every output: the worst log-ratio is eps, attained
+    assert channel_epsilon(channel) == pytest.approx(eps, abs=1e-9)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.7, 2.0])
+def test_randomized_response_matches_its_channel(eps: float, rng: np.random.Generator) -> None:
+    n = 200_000
+    channel = krr_channel(2, eps)
+    for bit in (0, 1):
+        reports = randomized_response(np.full(n, bit), eps, rng=rng)
+        share_ones = reports.mean()
+        std_error = np.sqrt(channel[bit, 1] * channel[bit, 0] / n)
+        assert within_standard_errors(share_ones, channel[bit, 1], std_error)
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_krr_sampler_matches_its_channel(k: int, rng: np.random.Generator) -> None:
+    n, eps = 120_000, 1.3
+    channel = krr_channel(k, eps)
+    for value in range(k):
+        reports = k_randomized_response(np.full(n, value), k, eps, rng=rng)
+        observed = np.bincount(reports, minlength=k)
+        result = stats.chisquare(observed, n * channel[value])
+        assert result.pvalue > 1e-4
+
+
+def test_personalized_eps_is_applied_per_user(rng: np.random.Generator) -> None:
+    n = 100_000
+    eps = np.where(np.arange(n) % 2 == 0, 0.5, 3.0)
+    reports = randomized_response(np.ones(n, dtype=int), eps, rng=rng)
+    for level in (0.5, 3.0):
+        mine = reports[eps == level]
+        keep = krr_channel(2, level)[1, 1]
+        assert within_standard_errors(mine.mean(), keep, np.sqrt(keep * (1 - keep) / mine.size))
+    values = rng.integers(0, 4, size=n)
+    krr_reports = k_randomized_response(values, 4, np.where(eps == 3.0, 50.0, 0.0), rng=rng)
+    np.testing.assert_array_equal(krr_reports[eps == 3.0], values[eps == 3.0])
+
+
+def test_randomizers_do_not_mutate_and_are_reproducible() -> None:
+    bits = np.array([0, 1, 1, 0, 1])
+    before = bits.copy()
+    first = randomized_response(bits, 1.0, rng=7)
+    second = randomized_response(bits, 1.0, rng=np.random.default_rng(7))
+    np.testing.assert_array_equal(bits, before)
+    np.testing.assert_array_equal(first, second)
+
+
+def test_laplace_mechanism_has_the_calibrated_law(rng: np.random.Generator) -> None:
+    eps, sensitivity = 0.8, 2.0
+    noise = laplace_mechanism(np.zeros(50_000), eps, sensitivity, rng=rng)
+    result = stats.kstest(noise, stats.laplace(scale=sensitivity / eps).cdf)
+    assert result.pvalue > 1e-4
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.3, 0.9])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-2])
+def test_classic_gaussian_calibration_is_valid_and_analytic_is_tight(
+    eps: float, delta: float
+) -> None:
+    classic = gaussian_sigma(eps, delta, calibration="classic")
+    analytic = gaussian_sigma(eps, delta, calibration="analytic")
+    # exact privacy of the Gaussian mechanism: mu-GDP with mu = sensitivity / sigma
+    assert gdp_delta(1.0 / classic, eps) <= delta
+    assert gdp_delta(1.0 / analytic, eps) <= delta
+    assert gdp_delta(1.0 / analytic, eps) == pytest.approx(delta, rel=1e-6)
+    assert analytic <= classic
+
+
+def test_gaussian_mechanism_has_the_calibrated_law(rng: np.random.Generator) -> None:
+    sigma = gaussian_sigma(0.5, 1e-5, sensitivity=3.0)
+    noise = gaussian_mechanism(np.zeros(50_000), 0.5, 1e-5, sensitivity=3.0, rng=rng)
+    assert stats.kstest(noise, stats.norm(scale=sigma).cdf).pvalue > 1e-4
+
+
+def test_gaussian_mechanism_accepts_per_user_budgets(rng: np.random.Generator) -> None:
+    eps = np.repeat([0.2, 2.0], 40_000)
+    noise = gaussian_mechanism(np.zeros(eps.size), eps, 1e-6, calibration="analytic", rng=rng)
+    for level in (0.2, 2.0):
+        sigma = gaussian_sigma(level, 1e-6, calibration="analytic")
+        assert stats.kstest(noise[eps == level], stats.norm(scale=sigma).cdf).pvalue > 1e-4
+
+
+def test_classic_gaussian_refuses_eps_at_least_one() -> None:
+    with pytest.raises(ValueError, match="eps < 1"):
+        gaussian_sigma(1.0, 1e-5)
+    assert gaussian_sigma(5.0, 1e-5, calibration="analytic") > 0
+
+
+def test_rr_estimator_is_unbiased_with_the_stated_spread(rng: np.random.Generator) -> None:
+    n, eps, reps = 2_000, 1.0, 2_000
+    bits = (np.arange(n) < 0.3 * n).astype(int)
+    estimates = np.array(
+        [rr_frequency_estimate(randomized_response(bits, eps, rng=rng), eps) for _ in range(reps)]
+    )
+    std = rr_estimate_std(n, eps)
+    assert within_standard_errors(estimates.mean(), 0.3, std / np.sqrt(reps))
+    # sample std of `reps` normal-ish draws: relative standard error about 1 / sqrt(2 reps)
+    assert abs(estimates.std(ddof=1) / std - 1) < 5 / np.sqrt(2 * reps)
+
+
+def test_personalized_rr_estimator_is_unbiased_for_iid_bits(rng: np.random.Generator) -> None:
+    n, reps, c = 3_000, 1_500, 0.7
+    eps = rng.choice([0.5, 1.0, 2.0], size=n)
+    estimates = []
+    for _ in range(reps):
+        bits = (rng.random(n) < c).astype(int)
+        estimates.append(rr_frequency_estimate(randomized_response(bits, eps, rng=rng), eps))
+    estimates = np.asarray(estimates)
+    assert within_standard_errors(estimates.mean(), c, estimates.std(ddof=1) / np.sqrt(reps))
+
+
+def test_krr_estimator_is_unbiased(rng: np.random.Generator) -> None:
+    n, k, eps, reps = 3_000, 4, 1.5, 800
+    values = np.repeat(np.arange(k), [1500, 900, 600, 0])
+    truth = np.bincount(values, minlength=k) / n
+    estimates = np.array(
+        [krr_frequency_estimate(k_randomized_response(values, k, eps, rng=rng), k, eps)
+         for _ in range(reps)]
+    )
+    np.testing.assert_allclose(estimates.sum(axis=1), 1.0, atol=1e-12)
+    for v in range(k):
+        column = estimates[:, v]
+        assert within_standard_errors(column.mean(), truth[v], column.std(ddof=1) / np.sqrt(reps))
+
+
+def test_laplace_mean_std_matches_simulation(rng: np.random.Generator) -> None:
+    n, eps, reps = 500, 0.5, 4_000
+    noisy = laplace_mechanism(np.full((reps, n), 0.4), eps, rng=rng)
+    means = noisy.mean(axis=1)
+    std = laplace_mean_std(n, eps)
+    assert within_standard_errors(means.mean(), 0.4, std / np.sqrt(reps))
+    assert abs(means.std(ddof=1) / std - 1) < 5 / np.sqrt(2 * reps)
+
+
+def test_no_nan_at_extremes() -> None:
+    bits = np.array([0, 1] * 50)
+    assert np.isfinite(rr_frequency_estimate(randomized_response(bits, 50.0, rng=0), 50.0))
+    krr = krr_frequency_estimate(k_randomized_response(bits, 2, 50.0, rng=0), 2, 50.0)
+    assert np.isfinite(krr).all()
+    assert np.isfinite(rr_estimate_std(10**8, np.array([1e-6, 50.0]))).all()
+    assert np.isfinite(gaussian_sigma(50.0, 1e-12, calibration="analytic"))
+    assert np.isfinite(krr_channel(100, 50.0)).all()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: randomized_response([0, 1], -0.5), "eps must be >= 0, got -0.5"),
+        (lambda: randomized_response([0, 1], float("nan")), "NaN"),
+        (lambda: randomized_response([0, 1], float("inf")), "finite"),
+        (lambda: randomized_response([0, 2], 1.0), "bits must lie in"),
+        (lambda: randomized_response([], 1.0), "must not be empty"),
+        (lambda: randomized_response([0, 1, 1], [1.0, 2.0]), "one value per user"),
+        (lambda: randomized_response([0, 1], 1.0, rng=True), "rng"),
+        (lambda: k_randomized_response([0, 1], 1, 1.0), "k must be an integer >= 2, got 1"),
+        (lambda: k_randomized_response([0, 1.5], 3, 1.0), "integers"),
+        (lambda: krr_channel(2.5, 1.0), "k must be an integer"),
+        (lambda: laplace_mechanism([0.0], 0.0), "eps must be > 0"),
+        (lambda: laplace_mechanism([0.0], 1.0, sensitivity=-1), "sensitivity"),
+        (lambda: laplace_mechanism([np.inf], 1.0), "finite"),
+        (lambda: gaussian_sigma(0.5, 1.0), r"delta must lie in \(0, 1\), got 1.0"),
+        (lambda: gaussian_sigma(0.5, 0.0), "delta"),
+        (lambda: gaussian_sigma(0.5, 1e-5, calibration="exact"), "calibration"),
+        (lambda: rr_frequency_estimate([0, 1], 0.0), "no information"),
+        (lambda: krr_frequency_estimate([0, 3], 3, 1.0), "reports must lie in"),
+        (lambda: rr_estimate_std(0, 1.0), "n must be an integer >= 1"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_the_value(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
