@@ -202,3 +202,11 @@ def test_no_nan_at_extremes() -> None:
 def test_bad_input_raises_value_error_naming_the_value(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_classic_gaussian_formula_really_fails_beyond_its_range() -> None:
+    # Why gaussian_sigma refuses eps >= 1 for the classic calibration: applied at eps = 10 the
+    # formula sigma = sqrt(2 ln(1.25/delta)) / eps gives a mechanism whose exact delta is larger.
+    eps, delta = 10.0, 1e-5
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / eps
+    assert gdp_delta(1.0 / sigma, eps) > 2 * delta

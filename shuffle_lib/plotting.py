@@ -1,0 +1,123 @@
+"""Pure plotting functions: data in, ``matplotlib.figure.Figure`` out.
+
+Chapters compute numbers with the library and hand them here; no formula is evaluated in this
+module, so the text, the tables and the figures cannot disagree. Every function labels its axes
+and draws on a fresh figure unless an ``ax`` is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+
+def _figure_and_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig, new_ax = plt.subplots(figsize=size, layout="constrained")
+    plt.close(fig)  # returned, not shown twice by the notebook's inline backend
+    return fig, new_ax
+
+
+def plot_lines(
+    x: ArrayLike,
+    lines: Mapping[str, ArrayLike],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    points: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    ax: Axes | None = None,
+) -> Figure:
+    """Curves sharing one x-axis (``lines``), plus optional measured ``points`` (x, y) as markers.
+
+    >>> fig = plot_lines([1, 2], {"a": [1, 4]}, xlabel="n", ylabel="error")
+    >>> fig.axes[0].get_xlabel()
+    'n'
+    """
+    x_arr = np.asarray(x, dtype=float)
+    if not lines and not points:
+        raise ValueError("nothing to plot: give at least one line or one set of points")
+    fig, axes = _figure_and_axes(ax, (6.0, 4.0))
+    for label, y in lines.items():
+        y_arr = np.asarray(y, dtype=float)
+        if y_arr.shape != x_arr.shape:
+            raise ValueError(f"line {label!r} has shape {y_arr.shape}, x has {x_arr.shape}")
+        axes.plot(x_arr, y_arr, label=label)
+    for label, (px, py) in (points or {}).items():
+        axes.plot(np.asarray(px), np.asarray(py), "o", markersize=5, label=label)
+    axes.set_xscale("log" if logx else "linear")
+    axes.set_yscale("log" if logy else "linear")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    if title:
+        axes.set_title(title)
+    axes.grid(True, which="major", alpha=0.3)
+    axes.legend(frameon=False)
+    return fig
+
+
+def plot_tradeoff_curves(
+    alpha: ArrayLike,
+    curves: Mapping[str, ArrayLike],
+    *,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    r"""Trade-off curves :math:`\beta = f(\alpha)` on the unit square, with the line
+    :math:`\beta = 1-\alpha` (perfect privacy: no test beats guessing) for reference.
+
+    >>> fig = plot_tradeoff_curves([0, 1], {"f": [1, 0]})
+    >>> fig.axes[0].get_ylabel()
+    'type II error $\\beta$'
+    """
+    alpha_arr = np.asarray(alpha, dtype=float)
+    fig, axes = _figure_and_axes(ax, (4.8, 4.6))
+    axes.plot([0, 1], [1, 0], color="0.6", linestyle="--", label="perfect privacy")
+    for label, beta in curves.items():
+        axes.plot(alpha_arr, np.asarray(beta, dtype=float), label=label)
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1)
+    axes.set_aspect("equal")
+    axes.set_xlabel(r"type I error $\alpha$")
+    axes.set_ylabel(r"type II error $\beta$")
+    if title:
+        axes.set_title(title)
+    axes.legend(frameon=False, fontsize="small")
+    return fig
+
+
+def plot_histograms(
+    samples: Mapping[str, ArrayLike],
+    *,
+    xlabel: str,
+    bins: int = 60,
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Overlaid density histograms of several samples on common bins.
+
+    >>> fig = plot_histograms({"a": [0.0, 1.0]}, xlabel="output")
+    >>> fig.axes[0].get_ylabel()
+    'density'
+    """
+    if not samples:
+        raise ValueError("samples must not be empty")
+    arrays = {label: np.asarray(values, dtype=float) for label, values in samples.items()}
+    edges = np.histogram_bin_edges(np.concatenate(list(arrays.values())), bins=bins)
+    fig, axes = _figure_and_axes(ax, (6.0, 3.6))
+    for label, values in arrays.items():
+        axes.hist(values, bins=edges, density=True, alpha=0.5, label=label)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("density")
+    if title:
+        axes.set_title(title)
+    axes.legend(frameon=False)
+    return fig
