@@ -15,8 +15,12 @@ from shuffle_lib.accounting import (
     basic_composition,
     channel_delta,
     channel_epsilon,
+    epsilon_for_delta,
     group_privacy,
     hockey_stick_divergence,
+    optimal_composition_delta,
+    optimal_composition_epsilon,
+    renyi_divergence,
 )
 
 
@@ -121,5 +125,76 @@ def test_group_privacy_delta_stays_finite_and_capped() -> None:
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 6])
+@pytest.mark.parametrize("eps0", [0.2, 1.0])
+def test_optimal_composition_matches_brute_force_products(k: int, eps0: float) -> None:
+    product = reduce(np.kron, [krr_channel(2, eps0)] * k)
+    last = 2**k - 1  # all-zero vs all-one inputs: the pair that differs in every round
+    for eps in (0.0, 0.5 * k * eps0, k * eps0):
+        brute = max(channel_delta(product, eps, pairs=[(0, last)]),
+                    channel_delta(product, eps, pairs=[(last, 0)]))
+        assert optimal_composition_delta(eps0, k, eps) == pytest.approx(brute, abs=1e-12)
+
+
+@pytest.mark.parametrize("k", [10, 100, 1000])
+def test_optimal_composition_beats_basic_and_advanced(k: int) -> None:
+    eps0, delta = 0.1, 1e-6
+    optimal = optimal_composition_epsilon(eps0, k, delta)
+    assert optimal_composition_delta(eps0, k, optimal) <= delta
+    assert optimal_composition_delta(eps0, k, max(optimal - 1e-6, 0.0)) > delta
+    assert optimal <= k * eps0
+    assert optimal <= advanced_composition(eps0, 0.0, k, delta)[0]
+
+
+def test_epsilon_for_delta_is_tight_and_safe(rng: np.random.Generator) -> None:
+    for _ in range(20):
+        p, q = rng.dirichlet(np.ones(8)), rng.dirichlet(np.ones(8))
+        for delta in (0.0, 1e-3, 0.1):
+            eps = epsilon_for_delta(p, q, delta)
+            assert hockey_stick_divergence(p, q, eps) <= delta + 1e-15
+            assert hockey_stick_divergence(q, p, eps) <= delta + 1e-15
+            if eps > 0:
+                below = eps - 1e-9
+                assert max(hockey_stick_divergence(p, q, below),
+                           hockey_stick_divergence(q, p, below)) > delta
+
+
+def test_epsilon_for_delta_is_infinite_when_an_outcome_is_exclusive() -> None:
+    assert epsilon_for_delta([0.5, 0.5, 0.0], [0.25, 0.25, 0.5], 0.1) == float("inf")
+    assert np.isfinite(epsilon_for_delta([0.5, 0.5, 0.0], [0.25, 0.25, 0.5], 0.5))
+
+
+def test_renyi_divergence_matches_direct_sum_and_orders(rng: np.random.Generator) -> None:
+    for _ in range(20):
+        p, q = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))
+        values = [renyi_divergence(p, q, a) for a in (1.5, 2.0, 4.0, 16.0)]
+        direct = np.log(np.sum(p**2 * q**-1.0))
+        assert values[1] == pytest.approx(direct, rel=1e-12)
+        assert np.all(np.diff(values) >= -1e-12)  # non-decreasing in the order
+
+
+def test_pure_dp_implies_half_eps_squared_zcdp_on_rr() -> None:
+    # Bun & Steinke (2016), Proposition 1.4: eps-DP implies (eps^2 / 2)-zCDP.
+    for eps in (0.1, 1.0, 3.0):
+        channel = krr_channel(2, eps)
+        orders = np.geomspace(1.01, 1e4, 60)
+        slopes = [renyi_divergence(channel[0], channel[1], a) / a for a in orders]
+        assert max(slopes) <= eps**2 / 2 + 1e-12
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: renyi_divergence([0.5, 0.5], [0.5, 0.5], 1.0), "alpha must be finite and > 1"),
+        (lambda: optimal_composition_delta(-1.0, 3, 0.5), "eps0 must be >= 0"),
+        (lambda: optimal_composition_epsilon(1.0, 0, 0.1), "k must be an integer >= 1"),
+        (lambda: epsilon_for_delta([1.0], [1.0], 1.5), "delta"),
+    ],
+)
+def test_bad_input_raises_for_new_accountants(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()

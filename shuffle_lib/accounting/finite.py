@@ -11,8 +11,9 @@ from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import logsumexp
 
-from shuffle_lib._validation import check_epsilon
+from shuffle_lib._validation import check_delta, check_epsilon
 
 
 def _check_distribution(p: ArrayLike, name: str) -> np.ndarray:
@@ -111,3 +112,68 @@ def channel_delta(
     return max(
         float(hockey_stick_divergence(arr[i], arr[j], eps)) for i, j in _pairs(arr.shape[0], pairs)
     )
+
+
+def epsilon_for_delta(p: ArrayLike, q: ArrayLike, delta: float, tol: float = 1e-12) -> float:
+    r"""Smallest :math:`\varepsilon \ge 0` with :math:`H_{e^\varepsilon}(P\|Q) \le \delta` and
+    :math:`H_{e^\varepsilon}(Q\|P) \le \delta`: the exact privacy of the pair at level delta.
+
+    Both divergences decrease in eps, so a bisection on eps finds the answer; the result is
+    rounded up (an upper bound within ``tol`` of the exact value). Returns ``inf`` when the
+    divergences never reach delta (some outcome is possible under one law only and carries more
+    than delta of mass).
+
+    >>> round(epsilon_for_delta([0.75, 0.25], [0.25, 0.75], 0.0), 9)
+    1.098612289
+    """
+    p_arr = _check_distribution(p, "p")
+    q_arr = _check_distribution(q, "q")
+    delta_val = float(check_delta(delta))
+
+    def worst(eps: float) -> float:
+        return max(
+            float(hockey_stick_divergence(p_arr, q_arr, eps)),
+            float(hockey_stick_divergence(q_arr, p_arr, eps)),
+        )
+
+    if worst(0.0) <= delta_val:
+        return 0.0
+    # As eps -> inf the divergence tends to the mass where the other law is zero.
+    limit = max(p_arr[q_arr == 0].sum(), q_arr[p_arr == 0].sum())
+    if limit > delta_val:
+        return float("inf")
+    high = 1.0
+    while worst(high) > delta_val:
+        high *= 2
+        if high > 1e6:
+            return float("inf")
+    low = 0.0
+    while high - low > tol * max(1.0, high):
+        mid = (low + high) / 2
+        if worst(mid) > delta_val:
+            low = mid
+        else:
+            high = mid
+    return high
+
+
+def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
+    r"""Rényi divergence of order :math:`\alpha > 1` between finite distributions,
+    :math:`D_\alpha(P\|Q) = \frac{1}{\alpha-1}\ln\sum_o P(o)^\alpha Q(o)^{1-\alpha}`
+    (computed with log-sum-exp; ``inf`` if P charges an outcome that Q does not).
+
+    >>> round(renyi_divergence([0.5, 0.5], [0.5, 0.5], 2.0), 12)
+    0.0
+    """
+    p_arr = _check_distribution(p, "p")
+    q_arr = _check_distribution(q, "q")
+    if p_arr.shape != q_arr.shape:
+        raise ValueError(f"p and q must have the same length, got {p_arr.size} and {q_arr.size}")
+    alpha_val = float(alpha)
+    if not np.isfinite(alpha_val) or alpha_val <= 1:
+        raise ValueError(f"alpha must be finite and > 1, got {alpha!r}")
+    support = p_arr > 0
+    if np.any(q_arr[support] == 0):
+        return float("inf")
+    terms = alpha_val * np.log(p_arr[support]) + (1 - alpha_val) * np.log(q_arr[support])
+    return float(logsumexp(terms) / (alpha_val - 1))
