@@ -24,6 +24,25 @@ def _figure_and_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure
     return fig, new_ax
 
 
+def panel_grid(
+    ncols: int, nrows: int = 1, size: tuple[float, float] = (5.0, 3.6)
+) -> tuple[Figure, np.ndarray]:
+    """A figure with ``nrows x ncols`` panels of the given per-panel size, for side-by-side plots.
+
+    The figure is detached from pyplot, so a notebook shows it once (when it is returned).
+
+    >>> fig, axes = panel_grid(2)
+    >>> axes.shape
+    (2,)
+    """
+    if ncols < 1 or nrows < 1:
+        raise ValueError(f"need at least one panel, got {nrows} x {ncols}")
+    figsize = (size[0] * ncols, size[1] * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, layout="constrained", squeeze=False)
+    plt.close(fig)
+    return fig, axes.ravel()
+
+
 def plot_lines(
     x: ArrayLike,
     lines: Mapping[str, ArrayLike],
@@ -99,10 +118,12 @@ def plot_histograms(
     *,
     xlabel: str,
     bins: int = 60,
+    discrete: bool = False,
     title: str | None = None,
     ax: Axes | None = None,
 ) -> Figure:
-    """Overlaid density histograms of several samples on common bins.
+    """Overlaid density histograms of several samples on common bins (one bin per integer when
+    ``discrete``, ignoring ``bins``).
 
     >>> fig = plot_histograms({"a": [0.0, 1.0]}, xlabel="output")
     >>> fig.axes[0].get_ylabel()
@@ -111,7 +132,11 @@ def plot_histograms(
     if not samples:
         raise ValueError("samples must not be empty")
     arrays = {label: np.asarray(values, dtype=float) for label, values in samples.items()}
-    edges = np.histogram_bin_edges(np.concatenate(list(arrays.values())), bins=bins)
+    pooled = np.concatenate(list(arrays.values()))
+    if discrete:
+        edges = np.arange(np.floor(pooled.min()) - 0.5, np.ceil(pooled.max()) + 1.0)
+    else:
+        edges = np.histogram_bin_edges(pooled, bins=bins)
     fig, axes = _figure_and_axes(ax, (6.0, 3.6))
     for label, values in arrays.items():
         axes.hist(values, bins=edges, density=True, alpha=0.5, label=label)
