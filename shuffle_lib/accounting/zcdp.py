@@ -78,7 +78,7 @@ def zcdp_to_approx_dp(
     - ``"bun-steinke"``: :math:`\varepsilon=\rho+2\sqrt{\rho\ln(1/\delta)}` (Bun & Steinke 2016,
       Proposition 1.3), the formula the Census Bureau uses (seed 003, 2020 Census table).
     - ``"cks"``: :math:`\varepsilon=\inf_{\alpha>1}\,\alpha\rho+\ln(1-1/\alpha)
-      -\frac{\ln\alpha+\ln\delta}{\alpha-1}` (Canonne, Kamath & Steinke 2020, Proposition 12),
+      -\frac{\ln\alpha+\ln\delta}{\alpha-1}` (Canonne, Kamath & Steinke 2020, Section 2.3),
       never larger than Bun-Steinke. Every :math:`\alpha` gives a valid bound, so the numerical
       minimization can only err on the safe (larger) side.
 
