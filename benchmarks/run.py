@@ -1,0 +1,66 @@
+"""Benchmark runner: one table row per benchmark (name, ours, baseline, ratio).
+
+Each benchmark module in this folder defines ``BENCHMARKS``: a list of ``Benchmark`` entries.
+Times are the best of a few repeats (wall clock, ``time.perf_counter``); when the baseline runs on
+a smaller input, its time is scaled linearly to the size of ours, and the row says so.
+Run with ``make bench``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A hot path (``ours``) against a reference implementation (``baseline``)."""
+
+    name: str
+    ours: Callable[[], object]
+    ours_size: int
+    baseline: Callable[[], object]
+    baseline_size: int
+    repeats: int = 3
+
+
+def best_time(function: Callable[[], object], repeats: int) -> float:
+    """Best wall-clock time of ``repeats`` calls, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def run(benchmark: Benchmark) -> tuple[float, float]:
+    """Our time and the baseline time scaled to our input size."""
+    ours = best_time(benchmark.ours, benchmark.repeats)
+    baseline = best_time(benchmark.baseline, benchmark.repeats)
+    return ours, baseline * benchmark.ours_size / benchmark.baseline_size
+
+
+def main() -> int:
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    modules = sorted(p.stem for p in here.glob("bench_*.py"))
+    header = f"{'benchmark':<48} {'ours (s)':>10} {'baseline (s)':>13} {'speed-up':>9}"
+    print(header)
+    print("-" * len(header))
+    for module_name in modules:
+        for benchmark in importlib.import_module(module_name).BENCHMARKS:
+            ours, baseline = run(benchmark)
+            scaled = "" if benchmark.ours_size == benchmark.baseline_size else " *"
+            print(f"{benchmark.name:<48} {ours:>10.3f} {baseline:>12.3f}{scaled or ' '} "
+                  f"{baseline / ours:>8.0f}x")
+    print("* baseline measured on a smaller input and scaled linearly to the benchmark's size")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
