@@ -65,10 +65,16 @@ def check_probability(p: ArrayLike, name: str = "p") -> np.ndarray:
     return arr
 
 
+def check_integer(value: object, name: str, minimum: int) -> int:
+    """Return ``value`` as an ``int`` after checking it is an integer (no bool) >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def check_categories(values: ArrayLike, k: int, name: str = "values") -> np.ndarray:
     """Return ``values`` as an int array after checking entries are integers in {0, ..., k-1}."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
-        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    check_integer(k, "k", 2)
     arr = np.asarray(values)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")

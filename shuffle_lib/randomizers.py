@@ -19,6 +19,7 @@ from shuffle_lib._validation import (
     check_categories,
     check_delta,
     check_epsilon,
+    check_integer,
     check_positive,
 )
 from shuffle_lib.accounting.fdp import gdp_mu
@@ -55,8 +56,7 @@ def krr_channel(k: int, eps: float) -> np.ndarray:
     >>> krr_channel(2, 0.0).tolist()
     [[0.5, 0.5], [0.5, 0.5]]
     """
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
-        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    check_integer(k, "k", 2)
     eps_val = float(check_epsilon(eps))
     keep = expit(eps_val - np.log(k - 1))
     other = expit(np.log(k - 1) - eps_val) / (k - 1)  # not (1 - keep): no cancellation at large eps
@@ -189,8 +189,7 @@ def rr_estimate_std(n: int, eps: ArrayLike) -> np.ndarray | float:
     >>> round(rr_estimate_std(10_000, 1.0), 6)
     0.009595
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    check_integer(n, "n", 1)
     eps_arr = check_epsilon(eps, positive=True)
     result = np.exp(eps_arr / 2 - np.log(n) / 2) / np.expm1(eps_arr)
     return float(result) if result.ndim == 0 else result
@@ -220,8 +219,7 @@ def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.nda
     >>> round(laplace_mean_std(100, 1.0), 6)
     0.141421
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    check_integer(n, "n", 1)
     eps_arr = check_epsilon(eps, positive=True)
     result = np.sqrt(2.0 / n) * float(check_positive(sensitivity, "sensitivity")) / eps_arr
     return float(result) if result.ndim == 0 else result

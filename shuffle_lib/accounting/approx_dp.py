@@ -11,14 +11,8 @@ from numpy.typing import ArrayLike
 from scipy.special import expit
 from scipy.stats import binom
 
-from shuffle_lib._validation import check_delta, check_epsilon
+from shuffle_lib._validation import check_delta, check_epsilon, check_integer
 from shuffle_lib.accounting.finite import epsilon_for_delta, hockey_stick_divergence
-
-
-def _check_count(k: int, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
-    return int(k)
 
 
 def basic_composition(eps: ArrayLike, delta: ArrayLike) -> tuple[float, float]:
@@ -51,7 +45,7 @@ def advanced_composition(
     """
     eps_val = float(check_epsilon(eps))
     delta_val = float(check_delta(delta))
-    k = _check_count(k)
+    k = check_integer(k, "k", 1)
     slack = float(check_delta(delta_slack, "delta_slack", allow_zero=False))
     total_delta = k * delta_val + slack
     if total_delta >= 1:
@@ -72,7 +66,7 @@ def group_privacy(eps: float, delta: float, k: int) -> tuple[float, float]:
     """
     eps_val = float(check_epsilon(eps))
     delta_val = float(check_delta(delta))
-    k = _check_count(k)
+    k = check_integer(k, "k", 1)
     if delta_val == 0:
         return k * eps_val, 0.0
     log_delta = np.log(k) + (k - 1) * eps_val + np.log(delta_val)
@@ -100,7 +94,7 @@ def optimal_composition_delta(eps0: float, k: int, eps: ArrayLike) -> np.ndarray
     0.462117
     """
     eps0_val = float(check_epsilon(eps0, "eps0"))
-    k = _check_count(k)
+    k = check_integer(k, "k", 1)
     first, second = _composed_rr_laws(eps0_val, k)
     return hockey_stick_divergence(first, second, eps)
 
@@ -116,6 +110,6 @@ def optimal_composition_epsilon(eps0: float, k: int, delta: float) -> float:
     0.5
     """
     eps0_val = float(check_epsilon(eps0, "eps0"))
-    k = _check_count(k)
+    k = check_integer(k, "k", 1)
     first, second = _composed_rr_laws(eps0_val, k)
     return min(epsilon_for_delta(first, second, delta), k * eps0_val)

@@ -15,8 +15,14 @@ from scipy.optimize import brentq
 from scipy.special import erf, erfinv
 from scipy.stats import norm
 
-from shuffle_lib._validation import check_delta, check_epsilon, check_positive, check_probability
-from shuffle_lib.accounting.finite import _check_distribution
+from shuffle_lib._validation import (
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_positive,
+    check_probability,
+)
+from shuffle_lib.accounting.finite import check_distribution_pair
 
 _ROOT_XTOL = 1e-13
 
@@ -71,10 +77,7 @@ def tradeoff_from_distributions(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) ->
     >>> round(tradeoff_from_distributions([0.75, 0.25], [0.25, 0.75], 0.25), 12)
     0.25
     """
-    p_arr = _check_distribution(p, "p")
-    q_arr = _check_distribution(q, "q")
-    if p_arr.shape != q_arr.shape:
-        raise ValueError(f"p and q must have the same length, got {p_arr.size} and {q_arr.size}")
+    p_arr, q_arr = check_distribution_pair(p, q)
     alpha_arr = check_probability(alpha, "alpha")
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(p_arr > 0, q_arr / np.where(p_arr > 0, p_arr, 1.0), np.inf)
@@ -205,6 +208,4 @@ def gdp_group(mu: ArrayLike, k: int) -> np.ndarray | float:
     >>> gdp_group(0.5, 3)
     1.5
     """
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
-    return _scalar_or_array(k * check_positive(mu, "mu"))
+    return _scalar_or_array(check_integer(k, "k", 1) * check_positive(mu, "mu"))

@@ -25,6 +25,15 @@ def _check_distribution(p: ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
+def check_distribution_pair(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``p`` and ``q`` as probability vectors of the same length, or raise."""
+    p_arr = _check_distribution(p, "p")
+    q_arr = _check_distribution(q, "q")
+    if p_arr.shape != q_arr.shape:
+        raise ValueError(f"p and q must have the same length, got {p_arr.size} and {q_arr.size}")
+    return p_arr, q_arr
+
+
 def check_channel(channel: ArrayLike) -> np.ndarray:
     """Return ``channel`` as a float matrix after checking that every row is a distribution."""
     arr = np.asarray(channel, dtype=float)
@@ -63,10 +72,7 @@ def hockey_stick_divergence(p: ArrayLike, q: ArrayLike, eps: ArrayLike) -> np.nd
     >>> float(hockey_stick_divergence([0.75, 0.25], [0.25, 0.75], 0.0))
     0.5
     """
-    p_arr = _check_distribution(p, "p")
-    q_arr = _check_distribution(q, "q")
-    if p_arr.shape != q_arr.shape:
-        raise ValueError(f"p and q must have the same length, got {p_arr.size} and {q_arr.size}")
+    p_arr, q_arr = check_distribution_pair(p, q)
     eps_arr = check_epsilon(eps)
     with np.errstate(over="ignore"):
         scale = np.exp(eps_arr)[..., None]
@@ -126,8 +132,7 @@ def epsilon_for_delta(p: ArrayLike, q: ArrayLike, delta: float, tol: float = 1e-
     >>> round(epsilon_for_delta([0.75, 0.25], [0.25, 0.75], 0.0), 9)
     1.098612289
     """
-    p_arr = _check_distribution(p, "p")
-    q_arr = _check_distribution(q, "q")
+    p_arr, q_arr = check_distribution_pair(p, q)
     delta_val = float(check_delta(delta))
 
     def worst(eps: float) -> float:
@@ -165,10 +170,7 @@ def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
     >>> round(renyi_divergence([0.5, 0.5], [0.5, 0.5], 2.0), 12)
     0.0
     """
-    p_arr = _check_distribution(p, "p")
-    q_arr = _check_distribution(q, "q")
-    if p_arr.shape != q_arr.shape:
-        raise ValueError(f"p and q must have the same length, got {p_arr.size} and {q_arr.size}")
+    p_arr, q_arr = check_distribution_pair(p, q)
     alpha_val = float(alpha)
     if not np.isfinite(alpha_val) or alpha_val <= 1:
         raise ValueError(f"alpha must be finite and > 1, got {alpha!r}")
