@@ -46,7 +46,7 @@ test: $(SETUP_DONE)
 	$(BIN)/python -m pytest -m book
 
 lab: $(SETUP_DONE)
-	$(BIN)/jupyter lab --notebook-dir=.
+	$(BIN)/jupyter lab --notebook-dir=. $(if $(filter 0,$(shell id -u)),--allow-root)
 
 bench: $(SETUP_DONE)
 	$(BIN)/python benchmarks/run.py

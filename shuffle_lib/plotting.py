@@ -12,7 +12,9 @@ from collections.abc import Mapping
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from numpy.typing import ArrayLike
 
 
@@ -22,6 +24,14 @@ def _figure_and_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure
     fig, new_ax = plt.subplots(figsize=size, layout="constrained")
     plt.close(fig)  # returned, not shown twice by the notebook's inline backend
     return fig, new_ax
+
+
+def _readable_log_ticks(axis: Axis, limits: tuple[float, float]) -> None:
+    """Ticks at 1, 2, 5 x 10^k on short log ranges (decades only on long ones), plain labels."""
+    decades = np.log10(max(limits) / min(limits))
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 2 else (1.0,)))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def panel_grid(
@@ -74,6 +84,10 @@ def plot_lines(
         axes.plot(np.asarray(px), np.asarray(py), "o", markersize=5, label=label)
     axes.set_xscale("log" if logx else "linear")
     axes.set_yscale("log" if logy else "linear")
+    if logx:
+        _readable_log_ticks(axes.xaxis, axes.get_xlim())
+    if logy:
+        _readable_log_ticks(axes.yaxis, axes.get_ylim())
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     if title:
