@@ -41,6 +41,12 @@ book: $(SETUP_DONE)
 
 test: $(SETUP_DONE)
 	$(BIN)/ruff check .
+	@# chapter code too (prose becomes comments, so no line-length rule; a bare `fig` displays it)
+	grep -rl --include='*.md' '^kernelspec:' book | sort | while read -r chapter; do \
+	  $(BIN)/jupytext --quiet --to py:percent -o - "$$chapter" \
+	  | $(BIN)/ruff check --quiet --extend-ignore E501,B018 --stdin-filename "$$chapter.py" - \
+	  || exit 1; \
+	done
 	$(BIN)/python -m pytest -m "not book"
 	$(BUILD_BOOK)
 	$(BIN)/python -m pytest -m book
