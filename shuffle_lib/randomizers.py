@@ -149,12 +149,17 @@ def gaussian_mechanism(
     x_arr = np.asarray(x, dtype=float)
     if x_arr.size == 0 or not np.isfinite(x_arr).all():
         raise ValueError(f"x must be a non-empty array of finite numbers, got {x!r}")
-    eps_arr = broadcast_per_user(check_epsilon(eps, positive=True), x_arr.shape, "eps")
-    delta_arr = broadcast_per_user(check_delta(delta, allow_zero=False), x_arr.shape, "delta")
-    pairs, inverse = np.unique(np.stack([eps_arr.ravel(), delta_arr.ravel()]), axis=1,
-                               return_inverse=True)
-    sigmas = np.array([gaussian_sigma(e, d, sensitivity, calibration) for e, d in pairs.T])
-    sigma = sigmas[inverse.ravel()].reshape(x_arr.shape)
+    eps_in = check_epsilon(eps, positive=True)
+    delta_in = check_delta(delta, allow_zero=False)
+    if eps_in.size == 1 and delta_in.size == 1:
+        eps_val, delta_val = float(eps_in.item()), float(delta_in.item())
+        sigma = gaussian_sigma(eps_val, delta_val, sensitivity, calibration)
+    else:  # personalized budgets: calibrate once per distinct (eps, delta) pair
+        eps_arr = broadcast_per_user(eps_in, x_arr.shape, "eps").ravel()
+        delta_arr = broadcast_per_user(delta_in, x_arr.shape, "delta").ravel()
+        pairs, inverse = np.unique(np.stack([eps_arr, delta_arr]), axis=1, return_inverse=True)
+        sigmas = np.array([gaussian_sigma(e, d, sensitivity, calibration) for e, d in pairs.T])
+        sigma = sigmas[inverse.ravel()].reshape(x_arr.shape)
     return x_arr + as_rng(rng).standard_normal(x_arr.shape) * sigma
 
 

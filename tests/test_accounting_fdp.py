@@ -102,6 +102,17 @@ def test_round_trip_eps_delta_eps() -> None:
     assert checked > 150
 
 
+@pytest.mark.parametrize("mu", [1e-6, 1e-4, 1e-2])
+@pytest.mark.parametrize("fraction", [1 - 1e-6, 1 - 1e-12])
+def test_gdp_epsilon_just_below_delta_at_zero(mu: float, fraction: float) -> None:
+    # near eps = 0 the log-space formula and the exact erf value differ in the last digits;
+    # the answer must still be finite, small and on the safe side
+    delta = gdp_delta(mu, 0.0) * fraction
+    eps = gdp_epsilon(mu, delta)
+    assert 0 < eps < 1e-6
+    assert gdp_delta(mu, eps) <= delta
+
+
 def test_gdp_mu_is_safe_and_handles_eps_zero() -> None:
     for eps in (0.0, 0.2, 5.0, 50.0):
         for delta in (1e-12, 1e-5, 0.3):

@@ -129,7 +129,10 @@ def _gdp_epsilon_scalar(mu: float, delta: float) -> float:
     high = mu * mu / 2 + mu * float(norm.isf(delta))  # Phi(-high/mu + mu/2) = delta
     while excess(high) > 0:
         high *= 2
-    root = brentq(excess, 0.0, high, xtol=_ROOT_XTOL, rtol=4 * np.finfo(float).eps)
+    if excess(0.0) <= 0:  # the log formula and the exact erf at eps = 0 disagree in the last digits
+        root = 0.0
+    else:
+        root = brentq(excess, 0.0, high, xtol=_ROOT_XTOL, rtol=4 * np.finfo(float).eps)
     step = max(_ROOT_XTOL, 1e-15 * root)
     while excess(root) > 0 or gdp_delta(mu, root) > delta:  # round up: stay on the safe side
         root += step
