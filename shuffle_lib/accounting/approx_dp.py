@@ -57,7 +57,8 @@ def advanced_composition(
 def group_privacy(eps: float, delta: float, k: int) -> tuple[float, float]:
     r"""Group privacy: an :math:`(\varepsilon,\delta)`-DP mechanism protects groups of ``k``
     people (datasets at distance ``k``) at level
-    :math:`(k\varepsilon,\; k e^{(k-1)\varepsilon}\delta)` (Vadhan 2017, Lemma 2.2).
+    :math:`(k\varepsilon,\; k e^{(k-1)\varepsilon}\delta)` (pure case: Dwork & Roth 2014,
+    Theorem 2.2; the delta term by chaining neighbours, see Vadhan 2017).
 
     The delta term is computed in log space and capped at 1 (no guarantee).
 
@@ -85,7 +86,7 @@ def optimal_composition_delta(eps0: float, k: int, eps: ArrayLike) -> np.ndarray
     r"""Exact :math:`\delta(\varepsilon)` of the worst ``k``-fold composition of
     :math:`\varepsilon_0`-DP mechanisms.
 
-    Kairouz, Oh & Viswanath (2015, Theorem 3.3) show that randomized response is the worst case,
+    Kairouz, Oh & Viswanath (2015) show that randomized response is the worst case,
     so this is the hockey-stick divergence between :math:`\mathrm{Bin}(k,p)` and
     :math:`\mathrm{Bin}(k,1-p)`, :math:`p=e^{\varepsilon_0}/(1+e^{\varepsilon_0})`. Exact up to
     floating point; vectorized over ``eps``.

@@ -42,7 +42,7 @@ def gaussian_zcdp(sigma: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray 
 
 def zcdp_compose(rhos: ArrayLike) -> float:
     r"""Composition of zCDP: running :math:`\rho_1,\dots,\rho_T`-zCDP mechanisms is
-    :math:`(\sum_t\rho_t)`-zCDP (Bun & Steinke 2016, Lemma 2.3).
+    :math:`(\sum_t\rho_t)`-zCDP (Bun & Steinke 2016).
 
     >>> zcdp_compose([0.5, 0.25])
     0.75
