@@ -1,0 +1,478 @@
+r"""Privacy amplification by shuffling: how private is the shuffled output of :math:`n`
+:math:`\varepsilon_0`-LDP reports?
+
+Upper bounds (every function returns an epsilon that is never below the true one):
+
+- closed forms of Feldman, McMillan & Talwar (2021), as quoted by seed 004 (equation 1) and the
+  paper's Theorem 3.1;
+- the numerical "clone" bound: the exact hockey-stick divergence of the two clone distributions
+  of their reduction, and its stronger variant from the SODA 2023 follow-up (valid only for a
+  restricted class of randomizers, which includes randomized response);
+- older baselines: Erlingsson et al. (2019) and the privacy blanket of Balle et al. (2019).
+
+Lower bound: the exact privacy curve of shuffled binary randomized response on chosen datasets,
+a floor that no valid general bound can go below.
+
+Conventions: ``eps0`` is the local level, ``n`` the number of users, ``delta`` the target.
+Numerical bounds state their tolerance and round toward the safe side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.optimize import brentq
+from scipy.signal import fftconvolve
+from scipy.special import bdtrc, expit, logsumexp
+from scipy.stats import binom
+
+from shuffle_lib._validation import check_delta, check_epsilon, check_integer, check_probability
+
+VARIANTS = ("fmt21", "stronger")
+#: Mass of each binomial tail of the clone count that is not summed but added to delta.
+TAIL_MASS = 1e-18
+_EPS_TOL = 1e-12
+
+
+def _scalar_or_array(arr: np.ndarray) -> np.ndarray | float:
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def _check_common(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, ...]:
+    eps0_arr = check_epsilon(eps0, "eps0")
+    n_arr = np.asarray(n)
+    if not np.issubdtype(n_arr.dtype, np.integer):
+        n_float = np.asarray(n, dtype=float)
+        if not np.array_equal(n_float, np.round(n_float)):
+            raise ValueError(f"n must be an integer number of users, got {n!r}")
+        n_arr = n_float.astype(np.int64)
+    if (n_arr < 2).any():
+        raise ValueError(f"n must be >= 2, got {n!r}")
+    delta_arr = check_delta(delta, allow_zero=False)
+    return eps0_arr, n_arr, delta_arr
+
+
+def fmt21_validity_limit(n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
+    r"""Largest :math:`\varepsilon_0` for which the closed forms hold:
+    :math:`\ln\bigl(n / (16\ln(2/\delta))\bigr)` (Feldman, McMillan & Talwar 2021, Theorem 3.1).
+
+    >>> round(fmt21_validity_limit(100_000, 1e-6), 4)
+    6.0656
+    """
+    _, n_arr, delta_arr = _check_common(0.0, n, delta)
+    return _scalar_or_array(np.log(n_arr / (16 * np.log(2 / delta_arr))))
+
+
+def _check_closed_form_regime(eps0: np.ndarray, n: np.ndarray, delta: np.ndarray) -> None:
+    limit = np.log(n / (16 * np.log(2 / delta)))
+    bad = eps0 > limit
+    if np.any(bad):
+        offending = np.broadcast_to(eps0, bad.shape)[bad]
+        limits = np.broadcast_to(limit, bad.shape)[bad]
+        raise ValueError(
+            "the closed form needs eps0 <= ln(n / (16 ln(2/delta))); "
+            f"got eps0={offending} with limit {limits}"
+        )
+
+
+def fmt21_closed_form_epsilon(
+    eps0: ArrayLike, n: ArrayLike, delta: ArrayLike
+) -> np.ndarray | float:
+    r"""Seed 004, equation (1):
+    :math:`\varepsilon=\ln\Bigl(1+16\,\frac{e^{\varepsilon_0}-1}{e^{\varepsilon_0}+1}
+    \sqrt{\frac{e^{\varepsilon_0}\ln(4/\delta)}{n}}\Bigr)`.
+
+    Upper bound, valid for every :math:`\varepsilon_0`-LDP randomizer when
+    :math:`\varepsilon_0\le\ln(n/(16\ln(2/\delta)))`; raises ``ValueError`` otherwise. It follows
+    from :func:`fmt21_theorem_epsilon` under that condition.
+
+    >>> round(fmt21_closed_form_epsilon(4.0, 100_000, 1e-6), 4)
+    0.8776
+    """
+    eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
+    _check_closed_form_regime(eps0_arr, n_arr, delta_arr)
+    shrink = np.tanh(eps0_arr / 2)  # (e^eps0 - 1) / (e^eps0 + 1)
+    root = np.sqrt(np.exp(eps0_arr) * np.log(4 / delta_arr) / n_arr)
+    return _scalar_or_array(np.log1p(16 * shrink * root))
+
+
+def fmt21_theorem_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
+    r"""Feldman, McMillan & Talwar (2021), Theorem 3.1:
+    :math:`\varepsilon=\ln\Bigl(1+\frac{e^{\varepsilon_0}-1}{e^{\varepsilon_0}+1}
+    \Bigl(8\sqrt{\frac{e^{\varepsilon_0}\ln(4/\delta)}{n}}+\frac{8e^{\varepsilon_0}}{n}\Bigr)\Bigr)`.
+
+    Upper bound for every :math:`\varepsilon_0`-LDP randomizer when
+    :math:`\varepsilon_0\le\ln(n/(16\ln(2/\delta)))`; raises ``ValueError`` otherwise.
+
+    >>> round(fmt21_theorem_epsilon(4.0, 100_000, 1e-6), 4)
+    0.5346
+    """
+    eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
+    _check_closed_form_regime(eps0_arr, n_arr, delta_arr)
+    shrink = np.tanh(eps0_arr / 2)
+    grow = np.exp(eps0_arr)
+    bracket = 8 * np.sqrt(grow * np.log(4 / delta_arr) / n_arr) + 8 * grow / n_arr
+    return _scalar_or_array(np.log1p(shrink * bracket))
+
+
+def _log_binomial_sf(k: np.ndarray, size: np.ndarray, prob: float) -> np.ndarray:
+    """log P(Bin(size, prob) > k), vectorized; -inf where the tail underflows (below 1e-308)."""
+    k = np.asarray(k)
+    tail = bdtrc(np.clip(k, -1, size), size, prob)
+    tail = np.where(k >= size, 0.0, tail)
+    with np.errstate(divide="ignore"):
+        return np.log(tail)
+
+
+def _binomial_bulk(size: int, prob: float) -> tuple[int, int, float]:
+    """Range [low, high] holding all but at most 2 * TAIL_MASS of Bin(size, prob), and the exact
+    mass left out. Both tails come from lower-tail functions (the upper one through the mirror
+    law Bin(size, 1 - prob)): ``isf`` and ``sf`` lose all precision below about 1e-16."""
+    if prob == 0 or size == 0:
+        return 0, 0, 0.0
+    if prob == 1:
+        return size, size, 0.0
+    low = max(int(binom.ppf(TAIL_MASS, size, prob)), 0)
+    high = min(size - int(binom.ppf(TAIL_MASS, size, 1 - prob)), size)
+    left_out = binom.cdf(low - 1, size, prob) + binom.cdf(size - high - 1, size, 1 - prob)
+    return low, high, float(left_out)
+
+
+class _CloneReduction:
+    """The clone pair for fixed (eps0, n, q_c); ``delta(eps)`` is its hockey-stick divergence.
+
+    Given C = c, the first coordinate is X = A + Delta under P and A + 1 - Delta under Q with
+    A ~ Bin(c, 1/2); the ratio P/Q increases in X, so the optimal event is {X >= t} and
+    H_c = sf(t-2) (p - e^eps (1-p)) - sf(t-1) (e^eps p - (1-p)), sf the tail of Bin(c, 1/2).
+    Checking t - 1, t, t + 1 guards against rounding in t. Tails of C beyond TAIL_MASS are not
+    summed; their mass is added to delta (an upper bound).
+    """
+
+    def __init__(self, eps0: float, n: int, clone_probability: float) -> None:
+        self.eps0 = eps0
+        self.keep = float(expit(eps0))
+        low, high, self.left_out = _binomial_bulk(n - 1, clone_probability)
+        self.counts = np.arange(low, high + 1)
+        self.log_weight = binom.logpmf(self.counts, n - 1, clone_probability)
+
+    def delta(self, eps: float) -> float:
+        if eps >= self.eps0:
+            return 0.0  # every likelihood ratio is at most e^eps0
+        keep, scale = self.keep, np.exp(eps)
+        gain, loss = keep - scale * (1 - keep), scale * keep - (1 - keep)
+        ratio = loss / gain
+        threshold = np.floor(ratio * (self.counts + 1) / (1 + ratio)).astype(np.int64) + 1
+        tails = {j: _log_binomial_sf(threshold + j, self.counts, 0.5) for j in range(-3, 1)}
+        best = np.full(self.counts.shape, -np.inf)
+        for shift in (-1, 0, 1):
+            log_a = np.log(gain) + tails[shift - 2]
+            log_b = np.log(loss) + tails[shift - 1]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = np.where(log_b < log_a, log_a + np.log1p(-np.exp(log_b - log_a)), -np.inf)
+            best = np.maximum(best, value)
+        total = self.log_weight + best
+        summed = float(np.exp(logsumexp(total))) if np.isfinite(total).any() else 0.0
+        return min(1.0, summed + self.left_out)
+
+
+def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: float) -> float:
+    r"""Exact :math:`\delta(\varepsilon)` of the clone reduction, plus the truncated tail mass.
+
+    With :math:`C\sim\mathrm{Bin}(n-1,q_c)`, :math:`A\sim\mathrm{Bin}(C,1/2)`,
+    :math:`\Delta\sim\mathrm{Bern}(e^{\varepsilon_0}/(e^{\varepsilon_0}+1))`, the two laws are
+    :math:`P=(A+\Delta,\ C-A+1-\Delta)` and :math:`Q=(A+1-\Delta,\ C-A+\Delta)`
+    (Feldman, McMillan & Talwar 2021). Returns :math:`H_{e^\varepsilon}(P\|Q)`
+    (equal to :math:`H_{e^\varepsilon}(Q\|P)`: swapping the coordinates exchanges P and Q). Given
+    :math:`C=c` the likelihood ratio increases in the first coordinate, so each :math:`c` costs two
+    binomial tail probabilities; the sum over :math:`c` is done in log space over the bulk of
+    :math:`C`, and the mass of the two tails left out (at most ``2 * TAIL_MASS``) is added: an
+    upper bound, exact to within 2e-18.
+
+    >>> clone_reduction_delta(1.0, 1.0, 1000, float(np.exp(-1.0)))
+    0.0
+    """
+    eps_val = float(check_epsilon(eps))
+    eps0_val = float(check_epsilon(eps0, "eps0"))
+    n_val = check_integer(n, "n", 2)
+    q = float(check_probability(clone_probability, "clone_probability"))
+    return _CloneReduction(eps0_val, n_val, q).delta(eps_val)
+
+
+def _clone_probability(eps0: float, variant: str) -> float:
+    if variant == "fmt21":
+        return float(np.exp(-eps0))
+    if variant == "stronger":
+        return float(2 * expit(-eps0))  # 2 / (e^eps0 + 1) without overflow
+    raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+
+
+def _smallest_eps(delta_of: Callable[[float], float], eps0: float, delta: float,
+                  monotone: bool = True) -> float:
+    """Smallest eps in [0, eps0] with delta_of(eps) <= delta, rounded up.
+
+    For a decreasing ``delta_of`` a root search suffices. Otherwise a grid of 200 points locates
+    the first grid point that meets the target and the search runs on the cell before it: the
+    answer is valid whatever the shape (each eps is checked), and minimal up to a narrow dip
+    falling between grid points. Returns eps0 when nothing below it can be certified.
+    """
+    if delta_of(0.0) <= delta:
+        return 0.0
+    low, high = 0.0, eps0
+    if not monotone:
+        grid = np.linspace(0.0, eps0, 201)[1:-1]
+        ok = [g for g in grid if delta_of(g) <= delta]
+        if not ok:
+            return eps0
+        high = ok[0]
+        low = float(grid[np.searchsorted(grid, high) - 1]) if high > grid[0] else 0.0
+    elif delta_of(eps0) > delta:
+        return eps0
+
+    def excess(e: float) -> float:
+        return np.log(max(delta_of(e), 1e-320)) - np.log(delta)
+
+    root = brentq(excess, low, high, xtol=_EPS_TOL, rtol=4 * np.finfo(float).eps)
+    step = _EPS_TOL
+    while delta_of(root) > delta and root < eps0:
+        root += step
+        step *= 2
+    return float(min(root, eps0))
+
+
+def clone_numerical_epsilon(
+    eps0: ArrayLike, n: ArrayLike, delta: ArrayLike, variant: str = "fmt21"
+) -> np.ndarray | float:
+    r"""Numerical amplification bound from the clone reduction: the smallest :math:`\varepsilon`
+    with :func:`clone_reduction_delta` :math:`\le\delta`, rounded up (tolerance 1e-12).
+
+    - ``variant="fmt21"``: clone probability :math:`q_c=e^{-\varepsilon_0}`, valid for every
+      :math:`\varepsilon_0`-LDP randomizer (Feldman, McMillan & Talwar 2021).
+    - ``variant="stronger"``: :math:`q_c=2/(e^{\varepsilon_0}+1)` (Feldman, McMillan & Talwar,
+      SODA 2023). That paper's erratum restricts its general theorems to a class of randomizers
+      that includes binary and k-ary randomized response; it is **not** a bound for every
+      :math:`\varepsilon_0`-LDP randomizer.
+
+    Returns :math:`\varepsilon_0` when no amplification can be certified (shuffling never hurts).
+
+    >>> 0.1675 <= clone_numerical_epsilon(4.0, 100_000, 1e-6) <= 0.1728
+    True
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
+
+    def one(e0: float, users: int, d: float) -> float:
+        reduction = _CloneReduction(e0, int(users), _clone_probability(e0, variant))
+        return _smallest_eps(reduction.delta, e0, d)
+
+    return _scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
+
+
+def fmt21_numerical_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
+    r"""The numerical bound of Feldman, McMillan & Talwar (2021) for any
+    :math:`\varepsilon_0`-LDP randomizer: :func:`clone_numerical_epsilon` with
+    ``variant="fmt21"`` (upper bound, rounded up).
+
+    >>> round(fmt21_numerical_epsilon(1.0, 10_000, 1e-6), 3) < 0.2
+    True
+    """
+    return clone_numerical_epsilon(eps0, n, delta, variant="fmt21")
+
+
+def erlingsson19_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
+    r"""Erlingsson et al. (2019): :math:`\varepsilon = 12\,\varepsilon_0\sqrt{\ln(1/\delta)/n}`,
+    proved for :math:`\varepsilon_0\le 1/2`, :math:`n\ge 1000`, :math:`\delta\le 1/100`
+    (``ValueError`` outside). Capped at :math:`\varepsilon_0`, which always holds.
+
+    >>> round(erlingsson19_epsilon(0.5, 10_000, 1e-6), 3)
+    0.223
+    """
+    eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
+    if (eps0_arr > 0.5).any() or (n_arr < 1000).any() or (delta_arr > 0.01).any():
+        raise ValueError(
+            "Erlingsson et al. (2019) is proved for eps0 <= 1/2, n >= 1000, delta <= 1/100; "
+            f"got eps0={eps0}, n={n}, delta={delta}"
+        )
+    value = 12 * eps0_arr * np.sqrt(np.log(1 / delta_arr) / n_arr)
+    return _scalar_or_array(np.minimum(value, eps0_arr))
+
+
+def _blanket_parameters(eps: float, eps0: float, randomizer: str | tuple) -> tuple[float, float]:
+    if randomizer == "generic":
+        gamma = float(np.exp(-eps0))
+        spread = (np.exp(eps) + 1) * (np.exp(eps0) - np.exp(-eps0))
+        return gamma, float(spread)
+    if isinstance(randomizer, tuple) and len(randomizer) == 2 and randomizer[0] == "krr":
+        k = check_integer(randomizer[1], "k", 2)
+        gamma = float(k / (np.exp(eps0) + k - 1))
+        return gamma, float((1 - gamma) * k * (np.exp(eps) + 1))
+    raise ValueError(f"randomizer must be 'generic' or ('krr', k), got {randomizer!r}")
+
+
+def bbgn19_delta(eps: float, eps0: float, n: int, randomizer: str | tuple = "generic") -> float:
+    r"""Privacy-blanket bound of Balle, Bell, Gascón & Nissim (2019), Hoeffding form:
+    :math:`\delta(\varepsilon)=\frac{b^2}{4a\gamma n}\bigl(1-\gamma(1-e^{-2a^2/b^2})\bigr)^n`,
+    :math:`a=e^\varepsilon-1`, with blanket probability :math:`\gamma` and range :math:`b` of the
+    privacy amplification variable: generic randomizers :math:`\gamma=e^{-\varepsilon_0}`,
+    :math:`b=(e^\varepsilon+1)(e^{\varepsilon_0}-e^{-\varepsilon_0})`; k-ary randomized response
+    :math:`\gamma=k/(e^{\varepsilon_0}+k-1)`, :math:`b=(1-\gamma)k(e^\varepsilon+1)`. The constants
+    follow the authors' published implementation of their bound. Upper bound, capped at 1.
+
+    >>> bbgn19_delta(0.5, 0.5, 1000) == 0.0
+    True
+    """
+    eps_val = float(check_epsilon(eps))
+    eps0_val = float(check_epsilon(eps0, "eps0"))
+    n_val = check_integer(n, "n", 2)
+    if eps_val >= eps0_val:
+        return 0.0
+    if eps_val == 0:
+        return 1.0
+    gamma, spread = _blanket_parameters(eps_val, eps0_val, randomizer)
+    a = np.expm1(eps_val)
+    ratio = 2 * a * a / (spread * spread)
+    log_delta = (
+        2 * np.log(spread) - np.log(4 * a * gamma * n_val)
+        + n_val * np.log1p(gamma * np.expm1(-ratio))
+    )
+    return float(min(1.0, np.exp(min(log_delta, 0.0))))
+
+
+def bbgn19_epsilon(
+    eps0: ArrayLike, n: ArrayLike, delta: ArrayLike, randomizer: str | tuple = "generic"
+) -> np.ndarray | float:
+    r"""Smallest :math:`\varepsilon` with :func:`bbgn19_delta` :math:`\le\delta`, rounded up;
+    :math:`\varepsilon_0` when nothing can be certified. The Hoeffding bound is not monotone in
+    :math:`\varepsilon` (its range term grows with :math:`e^\varepsilon`), so a grid scan finds the
+    first certified point before the root search. ``randomizer`` is ``"generic"`` or
+    ``("krr", k)`` (Balle, Bell, Gascón & Nissim 2019).
+
+    >>> round(bbgn19_epsilon(4.0, 100_000, 1e-6, randomizer=("krr", 2)), 3)
+    0.137
+    """
+    _blanket_parameters(0.0, 1.0, randomizer)  # validate early
+    eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
+
+    def one(e0: float, users: int, d: float) -> float:
+        return _smallest_eps(
+            lambda e: bbgn19_delta(e, e0, int(users), randomizer), e0, d, monotone=False
+        )
+
+    return _scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
+
+
+def _rr_count_laws(eps0: float, n: int, others_ones: int) -> tuple[np.ndarray, np.ndarray]:
+    """Laws of the number of ones in shuffled RR when the target holds 1 (first) or 0 (second),
+    the other n - 1 users holding ``others_ones`` ones; binomial tails below 1e-18 are dropped."""
+    keep = float(expit(eps0))
+    parts = []
+    for size, prob in ((others_ones, keep), (n - 1 - others_ones, 1 - keep)):
+        if size == 0:
+            parts.append((0, np.ones(1)))
+            continue
+        low, high, _ = _binomial_bulk(size, prob)  # dropping tails can only lower delta
+        parts.append((low, binom.pmf(np.arange(low, high + 1), size, prob)))
+    others = np.clip(fftconvolve(parts[0][1], parts[1][1]), 0.0, None)
+    padded = np.concatenate([[0.0], others, [0.0]])
+    shifted = padded[:-1], padded[1:]  # o(k - 1), o(k) on the support of the total count
+    target_one = keep * shifted[0] + (1 - keep) * shifted[1]
+    target_zero = (1 - keep) * shifted[0] + keep * shifted[1]
+    return target_one, target_zero
+
+
+def _rr_compositions(n: int, others_ones: int | None) -> list[int]:
+    if others_ones is not None:
+        return [check_integer(others_ones, "others_ones", 0)]
+    half = (n - 1) // 2
+    if n <= 200:
+        return list(range(half + 1))
+    return sorted({round(float(x)) for x in np.linspace(0, half, 9)})
+
+
+def shuffled_rr_exact_delta(
+    eps: ArrayLike, eps0: float, n: int, others_ones: int | None = None
+) -> np.ndarray | float:
+    r"""Exact :math:`\delta(\varepsilon)` of shuffled binary randomized response for neighbouring
+    datasets whose other :math:`n-1` users hold ``others_ones`` ones.
+
+    The number of ones is a sufficient statistic of the shuffled reports, so :math:`\delta` is
+    the larger hockey-stick divergence between its two laws (target bit 1 or 0). With
+    ``others_ones=None`` the maximum is taken over all compositions when :math:`n\le 200` and over
+    nine evenly spaced ones otherwise (the worst composition varies with :math:`\varepsilon`).
+    Either way this is a **lower bound** on the worst-case :math:`\delta` of shuffled RR (binomial
+    tails below 1e-18 are dropped, which can only lower it), so the matching epsilon is a floor
+    for every valid upper bound. Vectorized over ``eps``.
+
+    >>> round(shuffled_rr_exact_delta(0.0, 50.0, 2, others_ones=0), 6)
+    1.0
+    """
+    eps_arr = check_epsilon(eps)
+    eps0_val = float(check_epsilon(eps0, "eps0"))
+    n_val = check_integer(n, "n", 2)
+    scale = np.exp(np.minimum(eps_arr, 700.0))[..., None]
+    best = np.zeros(eps_arr.shape)
+    for ones in _rr_compositions(n_val, others_ones):
+        if ones > n_val - 1:
+            raise ValueError(f"others_ones must be at most n - 1 = {n_val - 1}, got {ones}")
+        first, second = _rr_count_laws(eps0_val, n_val, ones)
+        forward = np.clip(first - scale * second, 0.0, None).sum(axis=-1)
+        backward = np.clip(second - scale * first, 0.0, None).sum(axis=-1)
+        best = np.maximum(best, np.maximum(forward, backward))
+    return _scalar_or_array(np.clip(best, 0.0, 1.0))
+
+
+def shuffled_rr_exact_epsilon(
+    eps0: float, n: int, delta: float, others_ones: int | None = None
+) -> float:
+    r"""Smallest :math:`\varepsilon` with :func:`shuffled_rr_exact_delta` :math:`\le\delta`,
+    rounded **down** (it is a lower bound on the privacy loss of shuffled RR): a floor that no
+    valid general amplification bound can go below.
+
+    >>> shuffled_rr_exact_epsilon(1.0, 10_000, 1e-6) < fmt21_numerical_epsilon(1.0, 10_000, 1e-6)
+    True
+    """
+    eps0_val = float(check_epsilon(eps0, "eps0"))
+    n_val = check_integer(n, "n", 2)
+    delta_val = float(check_delta(delta, allow_zero=False))
+    floor = 0.0
+    for ones in _rr_compositions(n_val, others_ones):
+        def delta_of(e: float, ones: int = ones) -> float:
+            return float(shuffled_rr_exact_delta(e, eps0_val, n_val, others_ones=ones))
+
+        if delta_of(floor) <= delta_val:
+            continue  # this composition cannot raise the floor
+        low, high = floor, eps0_val
+        while high - low > _EPS_TOL * max(1.0, high):
+            mid = (low + high) / 2
+            low, high = (mid, high) if delta_of(mid) > delta_val else (low, mid)
+        floor = low
+    return floor
+
+
+def local_epsilon_for_target(
+    eps: float, n: int, delta: float, variant: str = "fmt21", eps0_max: float = 30.0
+) -> float:
+    r"""Largest :math:`\varepsilon_0` whose shuffled release is certified
+    :math:`(\varepsilon,\delta)`-DP by :func:`clone_numerical_epsilon` (monotone search, rounded
+    down): how much local noise can be removed for a central target when reports are shuffled.
+
+    >>> e0 = local_epsilon_for_target(0.5, 10_000, 1e-6)
+    >>> bool(fmt21_numerical_epsilon(e0, 10_000, 1e-6) <= 0.5)
+    True
+    """
+    eps_val = float(check_epsilon(eps, positive=True))
+    n_val = check_integer(n, "n", 2)
+    delta_val = float(check_delta(delta, allow_zero=False))
+
+    def certified(e0: float) -> float:
+        return float(clone_numerical_epsilon(e0, n_val, delta_val, variant))
+
+    low, high = eps_val, eps0_max  # eps0 = eps is always enough: shuffling never hurts
+    if certified(high) <= eps_val:
+        return high
+    while high - low > 1e-9:
+        mid = (low + high) / 2
+        low, high = (mid, high) if certified(mid) <= eps_val else (low, mid)
+    return low
