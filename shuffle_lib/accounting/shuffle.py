@@ -411,16 +411,26 @@ def shuffled_rr_exact_delta(
     eps_arr = check_epsilon(eps)
     eps0_val = float(check_epsilon(eps0, "eps0"))
     n_val = check_integer(n, "n", 2)
-    scale = np.exp(np.minimum(eps_arr, 700.0))[..., None]
     best = np.zeros(eps_arr.shape)
     for ones in _rr_compositions(n_val, others_ones):
-        if ones > n_val - 1:
-            raise ValueError(f"others_ones must be at most n - 1 = {n_val - 1}, got {ones}")
-        first, second = _rr_count_laws(eps0_val, n_val, ones)
-        forward = np.clip(first - scale * second, 0.0, None).sum(axis=-1)
-        backward = np.clip(second - scale * first, 0.0, None).sum(axis=-1)
-        best = np.maximum(best, np.maximum(forward, backward))
+        laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
+        best = np.maximum(best, _rr_delta_from_laws(laws, eps_arr))
     return _scalar_or_array(np.clip(best, 0.0, 1.0))
+
+
+def _check_composition(ones: int, n: int) -> int:
+    if ones > n - 1:
+        raise ValueError(f"others_ones must be at most n - 1 = {n - 1}, got {ones}")
+    return ones
+
+
+def _rr_delta_from_laws(laws: tuple[np.ndarray, np.ndarray], eps: np.ndarray) -> np.ndarray:
+    """Larger of the two hockey-stick divergences between the count laws, vectorized in eps."""
+    first, second = laws
+    scale = np.exp(np.minimum(eps, 700.0))[..., None]
+    forward = np.clip(first - scale * second, 0.0, None).sum(axis=-1)
+    backward = np.clip(second - scale * first, 0.0, None).sum(axis=-1)
+    return np.maximum(forward, backward)
 
 
 def shuffled_rr_exact_epsilon(
@@ -438,8 +448,10 @@ def shuffled_rr_exact_epsilon(
     delta_val = float(check_delta(delta, allow_zero=False))
     floor = 0.0
     for ones in _rr_compositions(n_val, others_ones):
-        def delta_of(e: float, ones: int = ones) -> float:
-            return float(shuffled_rr_exact_delta(e, eps0_val, n_val, others_ones=ones))
+        laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
+
+        def delta_of(e: float, laws: tuple = laws) -> float:
+            return float(_rr_delta_from_laws(laws, np.asarray(e)))
 
         if delta_of(floor) <= delta_val:
             continue  # this composition cannot raise the floor
