@@ -18,6 +18,7 @@ from shuffle_lib.accounting.shuffle import (
     erlingsson19_epsilon,
     fmt21_closed_form_epsilon,
     fmt21_numerical_epsilon,
+    fmt21_regime_approximation,
     fmt21_theorem_epsilon,
     fmt21_validity_limit,
     local_epsilon_for_target,
@@ -203,3 +204,20 @@ def test_extreme_inputs_are_finite_and_quiet() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_regime_approximations_match_their_exact_formulas_in_their_regimes() -> None:
+    n, delta = 10**7, 1e-6
+    small = 0.01
+    assert fmt21_regime_approximation(small, n, delta, "small") == pytest.approx(
+        fmt21_closed_form_epsilon(small, n, delta), rel=0.01
+    )
+    large = 8.0
+    assert fmt21_regime_approximation(large, n, delta, "large-log") == pytest.approx(
+        fmt21_theorem_epsilon(large, n, delta), rel=0.01
+    )
+    tiny_eps = fmt21_regime_approximation(large, 10**9, delta, "large-log")
+    direct = fmt21_regime_approximation(large, 10**9, delta, "large")
+    assert direct == pytest.approx(tiny_eps, rel=0.1)
+    with pytest.raises(ValueError, match="regime"):
+        fmt21_regime_approximation(1.0, n, delta, "medium")

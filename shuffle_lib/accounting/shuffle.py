@@ -117,6 +117,39 @@ def fmt21_theorem_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np
     return _scalar_or_array(np.log1p(shrink * bracket))
 
 
+REGIMES = ("small", "large-log", "large")
+
+
+def fmt21_regime_approximation(
+    eps0: ArrayLike, n: ArrayLike, delta: ArrayLike, regime: str
+) -> np.ndarray | float:
+    r"""The seed's two-regime reading of the bound (seed 004, text after equation (1)):
+
+    - ``"small"`` (:math:`\varepsilon_0\ll 1`): :math:`8\varepsilon_0\sqrt{\ln(4/\delta)/n}`,
+      the first-order expansion of equation (1);
+    - ``"large-log"`` (:math:`\varepsilon_0\gg 1`, equation (2)):
+      :math:`\ln\bigl(1+8\sqrt{e^{\varepsilon_0}\ln(4/\delta)/n}\bigr)`;
+    - ``"large"`` (equation (3)): :math:`8e^{\varepsilon_0/2}\sqrt{\ln(4/\delta)/n}`.
+
+    Equations (2)-(3) carry the constant 8 of Theorem 3.1 (:func:`fmt21_theorem_epsilon`), not the
+    16 of equation (1). Approximations, not bounds.
+
+    >>> round(fmt21_regime_approximation(0.1, 10_000, 1e-6, "small"), 4)
+    0.0312
+    """
+    if regime not in REGIMES:
+        raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
+    eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
+    root = np.sqrt(np.log(4 / delta_arr) / n_arr)
+    if regime == "small":
+        value = 8 * eps0_arr * root
+    elif regime == "large-log":
+        value = np.log1p(8 * np.exp(eps0_arr / 2) * root)
+    else:
+        value = 8 * np.exp(eps0_arr / 2) * root
+    return _scalar_or_array(value)
+
+
 def _log_binomial_sf(k: np.ndarray, size: np.ndarray, prob: float) -> np.ndarray:
     """log P(Bin(size, prob) > k), vectorized; -inf where the tail underflows (below 1e-308)."""
     k = np.asarray(k)
