@@ -22,6 +22,7 @@ from shuffle_lib.accounting.shuffle import (
     fmt21_theorem_epsilon,
     fmt21_validity_limit,
     local_epsilon_for_target,
+    sample_clone_pair,
     shuffled_rr_exact_delta,
     shuffled_rr_exact_epsilon,
 )
@@ -221,3 +222,17 @@ def test_regime_approximations_match_their_exact_formulas_in_their_regimes() -> 
     assert direct == pytest.approx(tiny_eps, rel=0.1)
     with pytest.raises(ValueError, match="regime"):
         fmt21_regime_approximation(1.0, n, delta, "medium")
+
+
+def test_clone_sampler_follows_the_exact_laws(rng: np.random.Generator) -> None:
+    eps0, n, draws = 1.0, 30, 200_000
+    first, second = _clone_laws_by_enumeration(eps0, n, float(np.exp(-eps0)))
+    marginal_p = first.reshape(n + 1, n).sum(axis=1)
+    marginal_q = second.reshape(n + 1, n).sum(axis=1)
+    sample_p, sample_q = sample_clone_pair(eps0, n, draws, rng=rng)
+    for sample, law in ((sample_p, marginal_p), (sample_q, marginal_q)):
+        observed = np.bincount(sample, minlength=n + 1)
+        support = law * draws > 5  # chi-square needs expected counts of at least 5
+        expected = law[support] * draws
+        expected *= observed[support].sum() / expected.sum()
+        assert stats.chisquare(observed[support], expected).pvalue > 1e-4

@@ -37,6 +37,7 @@ from shuffle_lib.accounting.shuffle import (
     fmt21_theorem_epsilon,
     fmt21_validity_limit,
     local_epsilon_for_target,
+    sample_clone_pair,
     shuffled_rr_exact_delta,
     shuffled_rr_exact_epsilon,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "optimal_composition_delta",
     "optimal_composition_epsilon",
     "renyi_divergence",
+    "sample_clone_pair",
     "shuffled_rr_exact_delta",
     "shuffled_rr_exact_epsilon",
     "tradeoff_from_distributions",

@@ -28,7 +28,14 @@ from scipy.signal import fftconvolve
 from scipy.special import bdtrc, expit, logsumexp
 from scipy.stats import binom
 
-from shuffle_lib._validation import check_delta, check_epsilon, check_integer, check_probability
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_probability,
+)
 
 VARIANTS = ("fmt21", "stronger")
 #: Mass of each binomial tail of the clone count that is not summed but added to delta.
@@ -231,6 +238,32 @@ def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: fl
     n_val = check_integer(n, "n", 2)
     q = float(check_probability(clone_probability, "clone_probability"))
     return _CloneReduction(eps0_val, n_val, q).delta(eps_val)
+
+
+def sample_clone_pair(
+    eps0: float, n: int, size: int, variant: str = "fmt21", rng: RngLike = None
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Draw ``size`` samples of the first coordinate :math:`A+\Delta` under :math:`P` and
+    :math:`A+1-\Delta` under :math:`Q` of the clone reduction (see :func:`clone_reduction_delta`):
+    what an analyst sees in the reduced problem, for simulations and pictures.
+
+    >>> first, second = sample_clone_pair(1.0, 100, 5, rng=0)
+    >>> first.shape, second.shape
+    ((5,), (5,))
+    """
+    eps0_val = float(check_epsilon(eps0, "eps0"))
+    n_val = check_integer(n, "n", 2)
+    draws = check_integer(size, "size", 1)
+    gen = as_rng(rng)
+    q = _clone_probability(eps0_val, variant)
+    samples = []
+    for _ in range(2):  # independent draws for P and for Q
+        clones = gen.binomial(n_val - 1, q, size=draws)
+        heads = gen.binomial(clones, 0.5)
+        truthful = gen.random(draws) < expit(eps0_val)
+        samples.append((heads, truthful))
+    (heads_p, truth_p), (heads_q, truth_q) = samples
+    return heads_p + truth_p, heads_q + 1 - truth_q
 
 
 def _clone_probability(eps0: float, variant: str) -> float:
