@@ -28,7 +28,8 @@ def _figure_and_axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure
 
 def _readable_log_ticks(axis: Axis, limits: tuple[float, float]) -> None:
     """Ticks at 1, 2, 5 x 10^k on short log ranges (decades only on long ones), plain labels."""
-    decades = np.log10(max(limits) / min(limits))
+    low, high = sorted(limits)
+    decades = np.log10(high) - np.log10(low) if 0 < low < high < np.inf else np.inf
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 2 else (1.0,)))
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axis.set_minor_formatter(NullFormatter())
