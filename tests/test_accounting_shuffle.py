@@ -236,3 +236,9 @@ def test_clone_sampler_follows_the_exact_laws(rng: np.random.Generator) -> None:
         expected = law[support] * draws
         expected *= observed[support].sum() / expected.sum()
         assert stats.chisquare(observed[support], expected).pvalue > 1e-4
+
+
+def test_shuffled_rr_floor_matches_an_independent_value() -> None:
+    # The project's issue on personalized shuffling quotes, independently of this code, that
+    # shuffled randomized response with n = 1000, eps0 = 4, delta = 1e-6 is at least about 1.69.
+    assert shuffled_rr_exact_epsilon(4.0, 1000, 1e-6) == pytest.approx(1.69, abs=0.005)
