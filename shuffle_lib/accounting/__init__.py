@@ -25,6 +25,7 @@ from shuffle_lib.accounting.finite import (
     hockey_stick_divergence,
     renyi_divergence,
 )
+from shuffle_lib.accounting.personalized import gspa_epsilon, gspa_mu
 from shuffle_lib.accounting.shuffle import (
     bbgn19_delta,
     bbgn19_epsilon,
@@ -74,6 +75,8 @@ __all__ = [
     "gdp_mu",
     "gdp_tradeoff",
     "group_privacy",
+    "gspa_epsilon",
+    "gspa_mu",
     "hockey_stick_divergence",
     "local_epsilon_for_target",
     "optimal_composition_delta",
