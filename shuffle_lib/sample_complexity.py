@@ -65,6 +65,16 @@ def learning_shuffle(
     return _scalar_or_array(k_arr / a**2 + k_arr * np.sqrt(np.log(1 / d)) / (a * e))
 
 
+def uniformity_testing_nonprivate(k: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
+    r"""Uniformity testing without privacy, :math:`\sqrt k/\alpha^2` (seed 004, after Paninski).
+
+    >>> uniformity_testing_nonprivate(100, 0.5)
+    40.0
+    """
+    k_arr, a, _ = _common(k, alpha, 1.0)
+    return _scalar_or_array(np.sqrt(k_arr) / a**2)
+
+
 def uniformity_testing_ldp(
     k: ArrayLike, alpha: ArrayLike, eps: ArrayLike, public_coin: bool = False
 ) -> np.ndarray | float:
@@ -82,7 +92,7 @@ def uniformity_testing_ldp(
         value = k_arr / (a**2 * np.expm1(e) ** 2) + k_arr / (a**2 * np.exp(e / 2))
     else:
         value = k_arr**1.5 / (a**2 * np.expm1(e) ** 2) + k_arr**1.5 / (a**2 * np.exp(e))
-    return _scalar_or_array(value + np.sqrt(k_arr) / a**2)
+    return _scalar_or_array(value + uniformity_testing_nonprivate(k_arr, a))
 
 
 def uniformity_testing_shuffle(
@@ -104,7 +114,7 @@ def uniformity_testing_shuffle(
                  + np.sqrt(k_arr * log_term) / (a * e))
     else:
         value = k_arr**0.75 * np.sqrt(log_term) / (a * e)
-    return _scalar_or_array(value + np.sqrt(k_arr) / a**2)
+    return _scalar_or_array(value + uniformity_testing_nonprivate(k_arr, a))
 
 
 def heuristic_local_epsilon(eps: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
