@@ -6,9 +6,14 @@ import numpy as np
 import pytest
 
 from shuffle_lib.accounting import (
+    clone_reduction_delta,
     gdp_delta,
     gspa_epsilon,
     gspa_mu,
+    hockey_stick_divergence,
+    personalized_clone_delta,
+    poisson_binomial_pmf,
+    shuffled_rr_exact_delta,
     shuffled_rr_exact_epsilon,
 )
 
@@ -61,5 +66,78 @@ def test_large_levels_stay_finite_and_exact_in_log_space() -> None:
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def _joint_law_by_enumeration(eps_i, delta_i, target: int, target_bit: int) -> np.ndarray:
+    """pmf over (total, first coordinate) of Theorem 1's rho, user by user (dynamic programming)."""
+    n = len(eps_i)
+    law = np.zeros((n + 1, n + 1))
+    law[0, 0] = 1.0
+    for i in range(n):
+        if i == target:
+            continue
+        p = (1 - delta_i[i]) / (1 + np.exp(eps_i[i]))
+        new = (1 - 2 * p) * law
+        new[1:, 1:] += p * law[:-1, :-1]   # a clone of x^0: total and first coordinate + 1
+        new[1:, :] += p * law[:-1, :]      # a clone of x^1: total + 1
+        law = new
+    keep = np.exp(eps_i[target]) / (1 + np.exp(eps_i[target]))
+    first_prob = keep if target_bit == 0 else 1 - keep
+    d = delta_i[target]
+    out = d * law
+    out[1:, 1:] += (1 - d) * first_prob * law[:-1, :-1]
+    out[1:, :] += (1 - d) * (1 - first_prob) * law[:-1, :]
+    return out.ravel()
+
+
+def test_poisson_binomial_matches_brute_force(rng: np.random.Generator) -> None:
+    for _ in range(10):
+        probs = np.round(rng.random(30), 1)  # repeated values exercise the grouping
+        law = np.ones(1)
+        for r in probs:
+            law = np.convolve(law, [1 - r, r])
+        offset, pmf, dropped = poisson_binomial_pmf(probs)
+        full = np.zeros(law.size)
+        full[offset:offset + pmf.size] = pmf
+        np.testing.assert_allclose(full, law, atol=1e-15)
+        assert dropped <= 1e-15
+
+
+@pytest.mark.parametrize("target", [0, 3])
+def test_personalized_delta_matches_enumeration_of_theorem_1(target: int) -> None:
+    eps_i = np.array([0.3, 1.0, 2.0, 0.7, 1.5, 0.1, 2.5, 0.9])
+    delta_i = np.array([0.0, 0.01, 0.0, 0.05, 0.0, 0.0, 0.02, 0.0])
+    first = _joint_law_by_enumeration(eps_i, delta_i, target, 0)
+    second = _joint_law_by_enumeration(eps_i, delta_i, target, 1)
+    for eps in (0.0, 0.2, 0.6, 1.2):
+        exact = hockey_stick_divergence(first, second, eps)
+        ours = personalized_clone_delta(eps, eps_i, delta_i, target)
+        assert ours == pytest.approx(exact, abs=1e-12)
+        assert hockey_stick_divergence(second, first, eps) == pytest.approx(exact, abs=1e-12)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 2.0, 4.0])
+def test_equal_levels_match_the_stronger_clone_delta_above_the_rr_floor(eps0: float) -> None:
+    n = 400
+    for eps in (0.0, 0.1, 0.3, 0.8):
+        ours = personalized_clone_delta(eps, np.full(n, eps0), 0.0, target=0)
+        stronger = clone_reduction_delta(eps, eps0, n, float(2 / (np.exp(eps0) + 1)))
+        assert ours == pytest.approx(stronger, rel=1e-9, abs=1e-15)
+        assert ours >= shuffled_rr_exact_delta(eps, eps0, n) - 1e-15
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: personalized_clone_delta(0.1, [1.0, 1.0], 0.0, target=2), "target"),
+        (lambda: personalized_clone_delta(-0.1, [1.0, 1.0], 0.0, target=0), "eps must be >= 0"),
+        (lambda: personalized_clone_delta(0.1, [1.0, 1.0], [0.0, 1.0], target=0), "delta"),
+        (lambda: poisson_binomial_pmf([0.5, 1.5]), r"\[0, 1\]"),
+        (lambda: poisson_binomial_pmf([]), "non-empty"),
+    ],
+)
+def test_bad_input_for_the_exact_accountant(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()

@@ -25,7 +25,12 @@ from shuffle_lib.accounting.finite import (
     hockey_stick_divergence,
     renyi_divergence,
 )
-from shuffle_lib.accounting.personalized import gspa_epsilon, gspa_mu
+from shuffle_lib.accounting.personalized import (
+    gspa_epsilon,
+    gspa_mu,
+    personalized_clone_delta,
+    poisson_binomial_pmf,
+)
 from shuffle_lib.accounting.shuffle import (
     bbgn19_delta,
     bbgn19_epsilon,
@@ -81,6 +86,8 @@ __all__ = [
     "local_epsilon_for_target",
     "optimal_composition_delta",
     "optimal_composition_epsilon",
+    "personalized_clone_delta",
+    "poisson_binomial_pmf",
     "renyi_divergence",
     "sample_clone_pair",
     "shuffled_rr_exact_delta",

@@ -180,14 +180,41 @@ def _binomial_bulk(size: int, prob: float) -> tuple[int, int, float]:
     return low, high, float(left_out)
 
 
+def _log_mixture_divergence(counts: np.ndarray, keep: ArrayLike, eps: float) -> np.ndarray:
+    """log H_{e^eps}(P_c || Q_c) for P_c = B_c + Bern(keep), Q_c = B_c + Bern(1 - keep),
+    B_c ~ Bin(c, 1/2), for every c in ``counts``; ``keep`` (>= 1/2) is a scalar or one per c.
+
+    The ratio P_c/Q_c increases with the outcome, so the optimal event is {X >= t} and
+    H_c = sf(t-2) (keep - e^eps (1-keep)) - sf(t-1) (e^eps keep - (1-keep)), sf the tail of B_c.
+    Checking t - 1, t, t + 1 guards against rounding in t; counts whose largest ratio
+    keep / (1 - keep) is at most e^eps contribute nothing (-inf).
+    """
+    keep_arr = np.broadcast_to(np.asarray(keep, dtype=float), counts.shape)
+    scale = np.exp(eps)
+    gain = keep_arr - scale * (1 - keep_arr)
+    loss = scale * keep_arr - (1 - keep_arr)
+    active = gain > 0
+    safe_gain = np.where(active, gain, 1.0)
+    ratio = loss / safe_gain
+    threshold = np.floor(ratio * (counts + 1) / (1 + ratio)).astype(np.int64) + 1
+    tails = {j: _log_binomial_sf(threshold + j, counts, 0.5) for j in range(-3, 1)}
+    best = np.full(counts.shape, -np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_gain, log_loss = np.log(safe_gain), np.log(loss)
+        for shift in (-1, 0, 1):
+            log_a = log_gain + tails[shift - 2]
+            log_b = log_loss + tails[shift - 1]
+            value = np.where(log_b < log_a, log_a + np.log1p(-np.exp(log_b - log_a)), -np.inf)
+            best = np.maximum(best, value)
+    return np.where(active, best, -np.inf)
+
+
 class _CloneReduction:
     """The clone pair for fixed (eps0, n, q_c); ``delta(eps)`` is its hockey-stick divergence.
 
-    Given C = c, the first coordinate is X = A + Delta under P and A + 1 - Delta under Q with
-    A ~ Bin(c, 1/2); the ratio P/Q increases in X, so the optimal event is {X >= t} and
-    H_c = sf(t-2) (p - e^eps (1-p)) - sf(t-1) (e^eps p - (1-p)), sf the tail of Bin(c, 1/2).
-    Checking t - 1, t, t + 1 guards against rounding in t. Tails of C beyond TAIL_MASS are not
-    summed; their mass is added to delta (an upper bound).
+    Given C = c the pair is A + Delta against A + 1 - Delta with A ~ Bin(c, 1/2) (see
+    :func:`_log_mixture_divergence`). Tails of C beyond TAIL_MASS are not summed; their mass is
+    added to delta (an upper bound).
     """
 
     def __init__(self, eps0: float, n: int, clone_probability: float) -> None:
@@ -200,19 +227,7 @@ class _CloneReduction:
     def delta(self, eps: float) -> float:
         if eps >= self.eps0:
             return 0.0  # every likelihood ratio is at most e^eps0
-        keep, scale = self.keep, np.exp(eps)
-        gain, loss = keep - scale * (1 - keep), scale * keep - (1 - keep)
-        ratio = loss / gain
-        threshold = np.floor(ratio * (self.counts + 1) / (1 + ratio)).astype(np.int64) + 1
-        tails = {j: _log_binomial_sf(threshold + j, self.counts, 0.5) for j in range(-3, 1)}
-        best = np.full(self.counts.shape, -np.inf)
-        for shift in (-1, 0, 1):
-            log_a = np.log(gain) + tails[shift - 2]
-            log_b = np.log(loss) + tails[shift - 1]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = np.where(log_b < log_a, log_a + np.log1p(-np.exp(log_b - log_a)), -np.inf)
-            best = np.maximum(best, value)
-        total = self.log_weight + best
+        total = self.log_weight + _log_mixture_divergence(self.counts, self.keep, eps)
         summed = float(np.exp(logsumexp(total))) if np.isfinite(total).any() else 0.0
         return min(1.0, summed + self.left_out)
 
