@@ -85,7 +85,7 @@ def poisson_binomial_pmf(probabilities: ArrayLike) -> tuple[int, np.ndarray, flo
     out (add it to any divergence computed from ``pmf`` to keep an upper bound).
 
     >>> offset, pmf, dropped = poisson_binomial_pmf([0.5, 0.5])
-    >>> offset, [round(x, 12) for x in pmf], dropped
+    >>> offset, [round(float(x), 12) for x in pmf], dropped
     (0, [0.25, 0.5, 0.25], 0.0)
     """
     probs = np.asarray(probabilities, dtype=float)
