@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit
 
+from shuffle_lib._numerics import scalar_or_array
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -197,7 +198,7 @@ def rr_estimate_std(n: int, eps: ArrayLike) -> np.ndarray | float:
     check_integer(n, "n", 1)
     eps_arr = check_epsilon(eps, positive=True)
     result = np.exp(eps_arr / 2 - np.log(n) / 2) / np.expm1(eps_arr)
-    return float(result) if result.ndim == 0 else result
+    return scalar_or_array(result)
 
 
 def krr_frequency_estimate(reports: ArrayLike, k: int, eps: float) -> np.ndarray:
@@ -227,4 +228,4 @@ def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.nda
     check_integer(n, "n", 1)
     eps_arr = check_epsilon(eps, positive=True)
     result = np.sqrt(2.0 / n) * float(check_positive(sensitivity, "sensitivity")) / eps_arr
-    return float(result) if result.ndim == 0 else result
+    return scalar_or_array(result)

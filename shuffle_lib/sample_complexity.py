@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
+from shuffle_lib._numerics import scalar_or_array
 from shuffle_lib._validation import check_delta, check_positive
 
 TASKS = ("learning", "testing-private-coin", "testing-public-coin")
@@ -25,10 +26,6 @@ def _common(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> tuple[np.ndarray,
     return k_arr, alpha_arr, check_positive(eps, "eps")
 
 
-def _scalar_or_array(arr: np.ndarray) -> np.ndarray | float:
-    return float(arr) if arr.ndim == 0 else arr
-
-
 def learning_central(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> np.ndarray | float:
     r"""Central DP learning: :math:`k/\alpha^2 + k/(\alpha\varepsilon)` (seed 004, after DHS15).
 
@@ -36,7 +33,7 @@ def learning_central(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> np.ndarr
     1100
     """
     k_arr, a, e = _common(k, alpha, eps)
-    return _scalar_or_array(k_arr / a**2 + k_arr / (a * e))
+    return scalar_or_array(k_arr / a**2 + k_arr / (a * e))
 
 
 def learning_ldp(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> np.ndarray | float:
@@ -47,7 +44,7 @@ def learning_ldp(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> np.ndarray |
     8066
     """
     k_arr, a, e = _common(k, alpha, eps)
-    return _scalar_or_array(k_arr**2 / (a**2 * np.expm1(e) ** 2) + k_arr**2 / (a**2 * np.exp(e))
+    return scalar_or_array(k_arr**2 / (a**2 * np.expm1(e) ** 2) + k_arr**2 / (a**2 * np.exp(e))
                             + k_arr / a**2)
 
 
@@ -62,7 +59,7 @@ def learning_shuffle(
     """
     k_arr, a, e = _common(k, alpha, eps)
     d = check_delta(delta, allow_zero=False)
-    return _scalar_or_array(k_arr / a**2 + k_arr * np.sqrt(np.log(1 / d)) / (a * e))
+    return scalar_or_array(k_arr / a**2 + k_arr * np.sqrt(np.log(1 / d)) / (a * e))
 
 
 def uniformity_testing_nonprivate(k: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
@@ -72,7 +69,7 @@ def uniformity_testing_nonprivate(k: ArrayLike, alpha: ArrayLike) -> np.ndarray 
     40.0
     """
     k_arr, a, _ = _common(k, alpha, 1.0)
-    return _scalar_or_array(np.sqrt(k_arr) / a**2)
+    return scalar_or_array(np.sqrt(k_arr) / a**2)
 
 
 def uniformity_testing_ldp(
@@ -92,7 +89,7 @@ def uniformity_testing_ldp(
         value = k_arr / (a**2 * np.expm1(e) ** 2) + k_arr / (a**2 * np.exp(e / 2))
     else:
         value = k_arr**1.5 / (a**2 * np.expm1(e) ** 2) + k_arr**1.5 / (a**2 * np.exp(e))
-    return _scalar_or_array(value + uniformity_testing_nonprivate(k_arr, a))
+    return scalar_or_array(value + uniformity_testing_nonprivate(k_arr, a))
 
 
 def uniformity_testing_shuffle(
@@ -114,7 +111,7 @@ def uniformity_testing_shuffle(
                  + np.sqrt(k_arr * log_term) / (a * e))
     else:
         value = k_arr**0.75 * np.sqrt(log_term) / (a * e)
-    return _scalar_or_array(value + uniformity_testing_nonprivate(k_arr, a))
+    return scalar_or_array(value + uniformity_testing_nonprivate(k_arr, a))
 
 
 def heuristic_local_epsilon(eps: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
@@ -131,7 +128,7 @@ def heuristic_local_epsilon(eps: ArrayLike, n: ArrayLike, delta: ArrayLike) -> n
     n_arr = check_positive(n, "n")
     ratio = e**2 * n_arr / np.log(1 / check_delta(delta, allow_zero=False))
     local = np.where(ratio < 1, np.sqrt(ratio), np.log(np.maximum(ratio, 1.0)))
-    return _scalar_or_array(local)
+    return scalar_or_array(local)
 
 
 def plugged_sample_complexity(

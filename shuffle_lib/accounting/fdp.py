@@ -15,6 +15,7 @@ from scipy.optimize import brentq
 from scipy.special import erf, erfinv
 from scipy.stats import norm
 
+from shuffle_lib._numerics import nudge, scalar_or_array
 from shuffle_lib._validation import (
     check_delta,
     check_epsilon,
@@ -27,10 +28,6 @@ from shuffle_lib.accounting.finite import check_distribution_pair
 _ROOT_XTOL = 1e-13
 
 
-def _scalar_or_array(arr: np.ndarray) -> np.ndarray | float:
-    return float(arr) if arr.ndim == 0 else arr
-
-
 def gdp_tradeoff(mu: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
     r"""Gaussian trade-off function :math:`G_\mu(\alpha)=\Phi(\Phi^{-1}(1-\alpha)-\mu)`.
 
@@ -41,7 +38,7 @@ def gdp_tradeoff(mu: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
     """
     mu_arr = check_positive(mu, "mu")
     alpha_arr = check_probability(alpha, "alpha")
-    return _scalar_or_array(norm.cdf(norm.isf(alpha_arr) - mu_arr))
+    return scalar_or_array(norm.cdf(norm.isf(alpha_arr) - mu_arr))
 
 
 def approx_dp_tradeoff(eps: ArrayLike, delta: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
@@ -62,7 +59,7 @@ def approx_dp_tradeoff(eps: ArrayLike, delta: ArrayLike, alpha: ArrayLike) -> np
     with np.errstate(over="ignore"):
         first = 1.0 - delta_arr - np.exp(eps_arr) * alpha_arr
     second = np.exp(-eps_arr) * (1.0 - delta_arr - alpha_arr)
-    return _scalar_or_array(np.maximum(0.0, np.maximum(first, second)))
+    return scalar_or_array(np.maximum(0.0, np.maximum(first, second)))
 
 
 def tradeoff_from_distributions(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
@@ -87,7 +84,7 @@ def tradeoff_from_distributions(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) ->
     # Outcomes with P = 0 are rejected for free: keep the lowest type II error at each type I error.
     keep = np.concatenate([type1[1:] > type1[:-1], [True]])
     curve = np.interp(alpha_arr, type1[keep], np.clip(type2[keep], 0.0, 1.0))
-    return _scalar_or_array(curve)
+    return scalar_or_array(curve)
 
 
 def _log_gdp_delta(mu: np.ndarray, eps: np.ndarray) -> np.ndarray:
@@ -115,7 +112,7 @@ def gdp_delta(mu: ArrayLike, eps: ArrayLike) -> np.ndarray | float:
     eps_arr = check_epsilon(eps)
     general = np.exp(_log_gdp_delta(mu_arr, eps_arr))
     at_zero = erf(mu_arr / (2 * np.sqrt(2)))  # exact at eps = 0, where the logs cancel
-    return _scalar_or_array(np.clip(np.where(eps_arr == 0, at_zero, general), 0.0, 1.0))
+    return scalar_or_array(np.clip(np.where(eps_arr == 0, at_zero, general), 0.0, 1.0))
 
 
 def _gdp_epsilon_scalar(mu: float, delta: float) -> float:
@@ -133,11 +130,9 @@ def _gdp_epsilon_scalar(mu: float, delta: float) -> float:
         root = 0.0
     else:
         root = brentq(excess, 0.0, high, xtol=_ROOT_XTOL, rtol=4 * np.finfo(float).eps)
-    step = max(_ROOT_XTOL, 1e-15 * root)
-    while excess(root) > 0 or gdp_delta(mu, root) > delta:  # round up: stay on the safe side
-        root += step
-        step *= 2
-    return float(root)
+    # round up: never report an epsilon whose delta exceeds the target
+    return float(nudge(root, lambda e: excess(e) > 0 or gdp_delta(mu, e) > delta,
+                       max(_ROOT_XTOL, 1e-15 * root), +1))
 
 
 def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
@@ -154,7 +149,7 @@ def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     mu_arr = check_positive(mu, "mu")
     delta_arr = check_delta(delta, allow_zero=False)
     result = np.vectorize(_gdp_epsilon_scalar, otypes=[float])(mu_arr, delta_arr)
-    return _scalar_or_array(result)
+    return scalar_or_array(result)
 
 
 def _gdp_mu_scalar(eps: float, delta: float) -> float:
@@ -171,10 +166,9 @@ def _gdp_mu_scalar(eps: float, delta: float) -> float:
     while excess(high) < 0:
         high += 1.0
     log_mu = brentq(excess, low, high, xtol=_ROOT_XTOL, rtol=4 * np.finfo(float).eps)
-    step = _ROOT_XTOL
-    while excess(log_mu) > 0 or gdp_delta(np.exp(log_mu), eps) > delta:  # round down
-        log_mu -= step
-        step *= 2
+    # round down: the returned mu must meet the target
+    log_mu = nudge(log_mu, lambda m: excess(m) > 0 or gdp_delta(np.exp(m), eps) > delta,
+                   _ROOT_XTOL, -1)
     return float(np.exp(log_mu))
 
 
@@ -190,7 +184,7 @@ def gdp_mu(eps: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     """
     eps_arr = check_epsilon(eps)
     delta_arr = check_delta(delta, allow_zero=False)
-    return _scalar_or_array(np.vectorize(_gdp_mu_scalar, otypes=[float])(eps_arr, delta_arr))
+    return scalar_or_array(np.vectorize(_gdp_mu_scalar, otypes=[float])(eps_arr, delta_arr))
 
 
 def gdp_compose(mus: ArrayLike) -> float:
@@ -211,4 +205,4 @@ def gdp_group(mu: ArrayLike, k: int) -> np.ndarray | float:
     >>> gdp_group(0.5, 3)
     1.5
     """
-    return _scalar_or_array(check_integer(k, "k", 1) * check_positive(mu, "mu"))
+    return scalar_or_array(check_integer(k, "k", 1) * check_positive(mu, "mu"))

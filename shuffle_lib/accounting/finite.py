@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
+from shuffle_lib._numerics import bisect, scalar_or_array
 from shuffle_lib._validation import check_delta, check_epsilon
 
 
@@ -78,7 +79,7 @@ def hockey_stick_divergence(p: ArrayLike, q: ArrayLike, eps: ArrayLike) -> np.nd
         scale = np.exp(eps_arr)[..., None]
     gap = p_arr - scale * q_arr
     result = np.clip(np.where(gap > 0, gap, 0.0).sum(axis=-1), 0.0, 1.0)
-    return float(result) if result.ndim == 0 else result
+    return scalar_or_array(result)
 
 
 def channel_epsilon(channel: ArrayLike, pairs: Iterable[tuple[int, int]] | None = None) -> float:
@@ -152,13 +153,7 @@ def epsilon_for_delta(p: ArrayLike, q: ArrayLike, delta: float, tol: float = 1e-
         high *= 2
         if high > 1e6:
             return float("inf")
-    low = 0.0
-    while high - low > tol * max(1.0, high):
-        mid = (low + high) / 2
-        if worst(mid) > delta_val:
-            low = mid
-        else:
-            high = mid
+    _, high = bisect(lambda e: worst(e) <= delta_val, 0.0, high, tol)  # round up
     return high
 
 

@@ -28,6 +28,7 @@ from scipy.signal import fftconvolve
 from scipy.special import bdtrc, expit, logsumexp
 from scipy.stats import binom
 
+from shuffle_lib._numerics import bisect, nudge, scalar_or_array
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -41,10 +42,6 @@ VARIANTS = ("fmt21", "stronger")
 #: Mass of each binomial tail of the clone count that is not summed but added to delta.
 TAIL_MASS = 1e-18
 _EPS_TOL = 1e-12
-
-
-def _scalar_or_array(arr: np.ndarray) -> np.ndarray | float:
-    return float(arr) if arr.ndim == 0 else arr
 
 
 def _check_common(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, ...]:
@@ -69,7 +66,7 @@ def fmt21_validity_limit(n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     6.0656
     """
     _, n_arr, delta_arr = _check_common(0.0, n, delta)
-    return _scalar_or_array(np.log(n_arr / (16 * np.log(2 / delta_arr))))
+    return scalar_or_array(np.log(n_arr / (16 * np.log(2 / delta_arr))))
 
 
 def _check_closed_form_regime(eps0: np.ndarray, n: np.ndarray, delta: np.ndarray) -> None:
@@ -102,7 +99,7 @@ def fmt21_closed_form_epsilon(
     _check_closed_form_regime(eps0_arr, n_arr, delta_arr)
     shrink = np.tanh(eps0_arr / 2)  # (e^eps0 - 1) / (e^eps0 + 1)
     root = np.sqrt(np.exp(eps0_arr) * np.log(4 / delta_arr) / n_arr)
-    return _scalar_or_array(np.log1p(16 * shrink * root))
+    return scalar_or_array(np.log1p(16 * shrink * root))
 
 
 def fmt21_theorem_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
@@ -121,7 +118,7 @@ def fmt21_theorem_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np
     shrink = np.tanh(eps0_arr / 2)
     grow = np.exp(eps0_arr)
     bracket = 8 * np.sqrt(grow * np.log(4 / delta_arr) / n_arr) + 8 * grow / n_arr
-    return _scalar_or_array(np.log1p(shrink * bracket))
+    return scalar_or_array(np.log1p(shrink * bracket))
 
 
 REGIMES = ("small", "large-log", "large")
@@ -154,7 +151,7 @@ def fmt21_regime_approximation(
         value = np.log1p(8 * np.exp(eps0_arr / 2) * root)
     else:
         value = 8 * np.exp(eps0_arr / 2) * root
-    return _scalar_or_array(value)
+    return scalar_or_array(value)
 
 
 def _log_binomial_sf(k: np.ndarray, size: np.ndarray, prob: float) -> np.ndarray:
@@ -315,10 +312,7 @@ def _smallest_eps(delta_of: Callable[[float], float], eps0: float, delta: float,
         return np.log(max(delta_of(e), 1e-320)) - np.log(delta)
 
     root = brentq(excess, low, high, xtol=_EPS_TOL, rtol=4 * np.finfo(float).eps)
-    step = _EPS_TOL
-    while delta_of(root) > delta and root < eps0:
-        root += step
-        step *= 2
+    root = nudge(root, lambda e: delta_of(e) > delta and e < eps0, _EPS_TOL, +1)  # round up
     return float(min(root, eps0))
 
 
@@ -348,7 +342,7 @@ def clone_numerical_epsilon(
         reduction = _CloneReduction(e0, int(users), _clone_probability(e0, variant))
         return _smallest_eps(reduction.delta, e0, d)
 
-    return _scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
+    return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
 
 
 def fmt21_numerical_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
@@ -377,7 +371,7 @@ def erlingsson19_epsilon(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> np.
             f"got eps0={eps0}, n={n}, delta={delta}"
         )
     value = 12 * eps0_arr * np.sqrt(np.log(1 / delta_arr) / n_arr)
-    return _scalar_or_array(np.minimum(value, eps0_arr))
+    return scalar_or_array(np.minimum(value, eps0_arr))
 
 
 def _blanket_parameters(eps: float, eps0: float, randomizer: str | tuple) -> tuple[float, float]:
@@ -441,7 +435,7 @@ def bbgn19_epsilon(
             lambda e: bbgn19_delta(e, e0, int(users), randomizer), e0, d, monotone=False
         )
 
-    return _scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
+    return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
 
 
 def _rr_count_laws(eps0: float, n: int, others_ones: int) -> tuple[np.ndarray, np.ndarray]:
@@ -496,7 +490,7 @@ def shuffled_rr_exact_delta(
     for ones in _rr_compositions(n_val, others_ones):
         laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
         best = np.maximum(best, _rr_delta_from_laws(laws, eps_arr))
-    return _scalar_or_array(np.clip(best, 0.0, 1.0))
+    return scalar_or_array(np.clip(best, 0.0, 1.0))
 
 
 def _check_composition(ones: int, n: int) -> int:
@@ -536,11 +530,8 @@ def shuffled_rr_exact_epsilon(
 
         if delta_of(floor) <= delta_val:
             continue  # this composition cannot raise the floor
-        low, high = floor, eps0_val
-        while high - low > _EPS_TOL * max(1.0, high):
-            mid = (low + high) / 2
-            low, high = (mid, high) if delta_of(mid) > delta_val else (low, mid)
-        floor = low
+        # round down: this is a lower bound on the privacy loss
+        floor, _ = bisect(lambda e, f=delta_of: f(e) <= delta_val, floor, eps0_val, _EPS_TOL)
     return floor
 
 
@@ -565,7 +556,6 @@ def local_epsilon_for_target(
     low, high = eps_val, eps0_max  # eps0 = eps is always enough: shuffling never hurts
     if certified(high) <= eps_val:
         return high
-    while high - low > 1e-9:
-        mid = (low + high) / 2
-        low, high = (mid, high) if certified(mid) <= eps_val else (low, mid)
+    # round down: the returned level must stay certified
+    low, _ = bisect(lambda e0: certified(e0) > eps_val, low, high, 1e-9)
     return low

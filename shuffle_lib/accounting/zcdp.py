@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq, minimize_scalar
 
+from shuffle_lib._numerics import nudge, scalar_or_array
 from shuffle_lib._validation import check_delta, check_epsilon, check_positive
 
 METHODS = ("bun-steinke", "cks")
@@ -21,10 +22,6 @@ def _check_method(method: str) -> str:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return method
-
-
-def _scalar_or_array(arr: np.ndarray) -> np.ndarray | float:
-    return float(arr) if arr.ndim == 0 else arr
 
 
 def gaussian_zcdp(sigma: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray | float:
@@ -37,7 +34,7 @@ def gaussian_zcdp(sigma: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray 
     """
     sigma_arr = check_positive(sigma, "sigma")
     sens_arr = check_positive(sensitivity, "sensitivity")
-    return _scalar_or_array(sens_arr**2 / (2 * sigma_arr**2))
+    return scalar_or_array(sens_arr**2 / (2 * sigma_arr**2))
 
 
 def zcdp_compose(rhos: ArrayLike) -> float:
@@ -97,7 +94,7 @@ def zcdp_to_approx_dp(
             return 0.0 if r == 0 else _cks_epsilon(r, d)
 
         result = np.vectorize(one, otypes=[float])(rho_arr, delta_arr)
-    return _scalar_or_array(result)
+    return scalar_or_array(result)
 
 
 def _largest_rho_cks(eps: float, delta: float) -> float:
@@ -112,10 +109,7 @@ def _largest_rho_cks(eps: float, delta: float) -> float:
     while excess(high) <= 0:
         high *= 2
     rho = brentq(excess, low, high, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    step = 1e-14
-    while excess(rho) > 0:  # round down: the returned rho must convert to at most eps
-        rho -= step
-        step *= 2
+    rho = nudge(rho, lambda r: excess(r) > 0, 1e-14, -1)  # round down: convert to at most eps
     return float(max(rho, low))
 
 
@@ -142,4 +136,4 @@ def approx_dp_to_zcdp(
     eps_arr = check_epsilon(eps)
     delta_arr = check_delta(delta, allow_zero=False)
     solver = _largest_rho_bs if method == "bun-steinke" else _largest_rho_cks
-    return _scalar_or_array(np.vectorize(solver, otypes=[float])(eps_arr, delta_arr))
+    return scalar_or_array(np.vectorize(solver, otypes=[float])(eps_arr, delta_arr))
