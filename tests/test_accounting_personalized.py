@@ -105,6 +105,17 @@ def test_poisson_binomial_matches_brute_force(rng: np.random.Generator) -> None:
         assert dropped <= 1e-15
 
 
+def test_poisson_binomial_counts_equal_the_expanded_users() -> None:
+    grouped = poisson_binomial_pmf([0.2, 0.7, 0.2], counts=[3, 5, 0])
+    expanded = poisson_binomial_pmf([0.2] * 3 + [0.7] * 5)
+    assert grouped[0] == expanded[0]
+    np.testing.assert_allclose(grouped[1], expanded[1], atol=1e-16)
+    assert poisson_binomial_pmf([0.3], counts=[0])[1].tolist() == [1.0]
+    large = poisson_binomial_pmf([0.4], counts=[10**8])  # no per-user array, only the bulk
+    # two bulk tails below 1e-18 each, plus trimming below 2e-20 per convolution step
+    assert large[1].size < 10**5 and large[2] < 2e-18 + 1e-19
+
+
 @pytest.mark.parametrize("target", [0, 3])
 def test_personalized_delta_matches_enumeration_of_theorem_1(target: int) -> None:
     eps_i = np.array([0.3, 1.0, 2.0, 0.7, 1.5, 0.1, 2.5, 0.9])
@@ -136,6 +147,8 @@ def test_equal_levels_match_the_stronger_clone_delta_above_the_rr_floor(eps0: fl
         (lambda: personalized_clone_delta(0.1, [1.0, 1.0], [0.0, 1.0], target=0), "delta"),
         (lambda: poisson_binomial_pmf([0.5, 1.5]), r"\[0, 1\]"),
         (lambda: poisson_binomial_pmf([]), "non-empty"),
+        (lambda: poisson_binomial_pmf([0.5], counts=[-1]), "counts"),
+        (lambda: poisson_binomial_pmf([0.5, 0.5], counts=[1.5, 1]), "counts"),
     ],
 )
 def test_bad_input_for_the_exact_accountant(call, message: str) -> None:

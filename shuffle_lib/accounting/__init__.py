@@ -1,6 +1,7 @@
 """Privacy accountants: exact finite-mechanism accounting, f-DP/GDP, (eps, delta) composition,
 and zCDP. One job per module; the public names are re-exported here."""
 
+from shuffle_lib.accounting._binomial import poisson_binomial_pmf
 from shuffle_lib.accounting.approx_dp import (
     advanced_composition,
     basic_composition,
@@ -29,7 +30,6 @@ from shuffle_lib.accounting.personalized import (
     gspa_epsilon,
     gspa_mu,
     personalized_clone_delta,
-    poisson_binomial_pmf,
 )
 from shuffle_lib.accounting.shuffle import (
     bbgn19_delta,

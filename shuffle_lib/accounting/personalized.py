@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
-from scipy.stats import binom
 
 from shuffle_lib._validation import check_delta, check_epsilon, check_integer
+from shuffle_lib.accounting._binomial import log_mixture_divergence, poisson_binomial_pmf
 from shuffle_lib.accounting.fdp import gdp_epsilon
-from shuffle_lib.accounting.shuffle import _log_mixture_divergence
 
 
 def _personal_levels(eps: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -58,60 +57,6 @@ def gspa_epsilon(eps: ArrayLike, delta_i: ArrayLike, delta: float) -> float:
     1.45
     """
     return float(gdp_epsilon(gspa_mu(eps, delta_i), delta))
-
-
-#: Tail mass dropped at each step of the Poisson-binomial computation (added back to delta).
-_PB_TAIL = 1e-20
-
-
-def _trim(offset: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float]:
-    """Drop the outer entries holding less than _PB_TAIL on each side; return the mass dropped."""
-    left = int(np.searchsorted(np.cumsum(pmf), _PB_TAIL, side="right"))
-    right = int(np.searchsorted(np.cumsum(pmf[::-1]), _PB_TAIL, side="right"))
-    keep_to = pmf.size - right
-    if left >= keep_to:
-        return offset, pmf, 0.0
-    dropped = float(pmf[:left].sum() + pmf[keep_to:].sum())
-    return offset + left, pmf[left:keep_to], dropped
-
-
-def poisson_binomial_pmf(probabilities: ArrayLike) -> tuple[int, np.ndarray, float]:
-    r"""Law of a sum of independent Bernoulli(:math:`r_i`) variables, exactly up to tails.
-
-    Users with equal :math:`r_i` are grouped into binomials; the groups are combined by a balanced
-    tree of direct convolutions (no FFT, so small probabilities keep their relative accuracy), and
-    after each step the outer tails holding less than 1e-20 are dropped. Returns ``(offset, pmf,
-    dropped)``: ``pmf[j]`` is the probability of ``offset + j`` and ``dropped`` the total mass left
-    out (add it to any divergence computed from ``pmf`` to keep an upper bound).
-
-    >>> offset, pmf, dropped = poisson_binomial_pmf([0.5, 0.5])
-    >>> offset, [round(float(x), 12) for x in pmf], dropped
-    (0, [0.25, 0.5, 0.25], 0.0)
-    """
-    probs = np.asarray(probabilities, dtype=float)
-    if probs.ndim != 1 or probs.size == 0:
-        raise ValueError(f"probabilities must be a non-empty 1-D array, got shape {probs.shape}")
-    if not np.all((probs >= 0) & (probs <= 1)):
-        raise ValueError(f"probabilities must lie in [0, 1], got {probabilities!r}")
-    values, counts = np.unique(probs, return_counts=True)
-    parts, dropped = [], 0.0
-    for r, m in zip(values, counts, strict=True):
-        support = np.arange(int(m) + 1)
-        offset, pmf, lost = _trim(0, binom.pmf(support, int(m), float(r)))
-        parts.append((offset, pmf))
-        dropped += lost
-    while len(parts) > 1:
-        merged = []
-        for i in range(0, len(parts) - 1, 2):
-            (o1, p1), (o2, p2) = parts[i], parts[i + 1]
-            offset, pmf, lost = _trim(o1 + o2, np.convolve(p1, p2))
-            merged.append((offset, pmf))
-            dropped += lost
-        if len(parts) % 2:
-            merged.append(parts[-1])
-        parts = merged
-    offset, pmf = parts[0]
-    return offset, np.clip(pmf, 0.0, None), dropped
 
 
 def personalized_clone_delta(
@@ -159,7 +104,7 @@ def personalized_clone_delta(
         effective = (delta_t * w_same / 2 + (1 - delta_t) * w_below * keep) / mass
     if not usable.any():
         return min(1.0, dropped)
-    log_terms = np.log(mass[usable]) + _log_mixture_divergence(
+    log_terms = np.log(mass[usable]) + log_mixture_divergence(
         totals[usable] - 1, effective[usable], eps_val
     )
     summed = float(np.exp(logsumexp(log_terms))) if np.isfinite(log_terms).any() else 0.0

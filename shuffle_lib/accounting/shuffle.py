@@ -24,8 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
-from scipy.signal import fftconvolve
-from scipy.special import bdtrc, expit, logsumexp
+from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
 from shuffle_lib._numerics import bisect, nudge, scalar_or_array
@@ -37,10 +36,13 @@ from shuffle_lib._validation import (
     check_integer,
     check_probability,
 )
+from shuffle_lib.accounting._binomial import (
+    binomial_bulk,
+    log_mixture_divergence,
+    poisson_binomial_pmf,
+)
 
 VARIANTS = ("fmt21", "stronger")
-#: Mass of each binomial tail of the clone count that is not summed but added to delta.
-TAIL_MASS = 1e-18
 _EPS_TOL = 1e-12
 
 
@@ -154,77 +156,25 @@ def fmt21_regime_approximation(
     return scalar_or_array(value)
 
 
-def _log_binomial_sf(k: np.ndarray, size: np.ndarray, prob: float) -> np.ndarray:
-    """log P(Bin(size, prob) > k), vectorized; -inf where the tail underflows (below 1e-308)."""
-    k = np.asarray(k)
-    tail = bdtrc(np.clip(k, -1, size), size, prob)
-    tail = np.where(k >= size, 0.0, tail)
-    with np.errstate(divide="ignore"):
-        return np.log(tail)
-
-
-def _binomial_bulk(size: int, prob: float) -> tuple[int, int, float]:
-    """Range [low, high] holding all but at most 2 * TAIL_MASS of Bin(size, prob), and the exact
-    mass left out. Both tails come from lower-tail functions (the upper one through the mirror
-    law Bin(size, 1 - prob)): ``isf`` and ``sf`` lose all precision below about 1e-16."""
-    if prob == 0 or size == 0:
-        return 0, 0, 0.0
-    if prob == 1:
-        return size, size, 0.0
-    low = max(int(binom.ppf(TAIL_MASS, size, prob)), 0)
-    high = min(size - int(binom.ppf(TAIL_MASS, size, 1 - prob)), size)
-    left_out = binom.cdf(low - 1, size, prob) + binom.cdf(size - high - 1, size, 1 - prob)
-    return low, high, float(left_out)
-
-
-def _log_mixture_divergence(counts: np.ndarray, keep: ArrayLike, eps: float) -> np.ndarray:
-    """log H_{e^eps}(P_c || Q_c) for P_c = B_c + Bern(keep), Q_c = B_c + Bern(1 - keep),
-    B_c ~ Bin(c, 1/2), for every c in ``counts``; ``keep`` (>= 1/2) is a scalar or one per c.
-
-    The ratio P_c/Q_c increases with the outcome, so the optimal event is {X >= t} and
-    H_c = sf(t-2) (keep - e^eps (1-keep)) - sf(t-1) (e^eps keep - (1-keep)), sf the tail of B_c.
-    Checking t - 1, t, t + 1 guards against rounding in t; counts whose largest ratio
-    keep / (1 - keep) is at most e^eps contribute nothing (-inf).
-    """
-    keep_arr = np.broadcast_to(np.asarray(keep, dtype=float), counts.shape)
-    scale = np.exp(eps)
-    gain = keep_arr - scale * (1 - keep_arr)
-    loss = scale * keep_arr - (1 - keep_arr)
-    active = gain > 0
-    safe_gain = np.where(active, gain, 1.0)
-    ratio = loss / safe_gain
-    threshold = np.floor(ratio * (counts + 1) / (1 + ratio)).astype(np.int64) + 1
-    tails = {j: _log_binomial_sf(threshold + j, counts, 0.5) for j in range(-3, 1)}
-    best = np.full(counts.shape, -np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_gain, log_loss = np.log(safe_gain), np.log(loss)
-        for shift in (-1, 0, 1):
-            log_a = log_gain + tails[shift - 2]
-            log_b = log_loss + tails[shift - 1]
-            value = np.where(log_b < log_a, log_a + np.log1p(-np.exp(log_b - log_a)), -np.inf)
-            best = np.maximum(best, value)
-    return np.where(active, best, -np.inf)
-
-
 class _CloneReduction:
     """The clone pair for fixed (eps0, n, q_c); ``delta(eps)`` is its hockey-stick divergence.
 
     Given C = c the pair is A + Delta against A + 1 - Delta with A ~ Bin(c, 1/2) (see
-    :func:`_log_mixture_divergence`). Tails of C beyond TAIL_MASS are not summed; their mass is
+    :func:`log_mixture_divergence`). Tails of C beyond TAIL_MASS are not summed; their mass is
     added to delta (an upper bound).
     """
 
     def __init__(self, eps0: float, n: int, clone_probability: float) -> None:
         self.eps0 = eps0
         self.keep = float(expit(eps0))
-        low, high, self.left_out = _binomial_bulk(n - 1, clone_probability)
+        low, high, self.left_out = binomial_bulk(n - 1, clone_probability)
         self.counts = np.arange(low, high + 1)
         self.log_weight = binom.logpmf(self.counts, n - 1, clone_probability)
 
     def delta(self, eps: float) -> float:
         if eps >= self.eps0:
             return 0.0  # every likelihood ratio is at most e^eps0
-        total = self.log_weight + _log_mixture_divergence(self.counts, self.keep, eps)
+        total = self.log_weight + log_mixture_divergence(self.counts, self.keep, eps)
         summed = float(np.exp(logsumexp(total))) if np.isfinite(total).any() else 0.0
         return min(1.0, summed + self.left_out)
 
@@ -442,14 +392,8 @@ def _rr_count_laws(eps0: float, n: int, others_ones: int) -> tuple[np.ndarray, n
     """Laws of the number of ones in shuffled RR when the target holds 1 (first) or 0 (second),
     the other n - 1 users holding ``others_ones`` ones; binomial tails below 1e-18 are dropped."""
     keep = float(expit(eps0))
-    parts = []
-    for size, prob in ((others_ones, keep), (n - 1 - others_ones, 1 - keep)):
-        if size == 0:
-            parts.append((0, np.ones(1)))
-            continue
-        low, high, _ = _binomial_bulk(size, prob)  # dropping tails can only lower delta
-        parts.append((low, binom.pmf(np.arange(low, high + 1), size, prob)))
-    others = np.clip(fftconvolve(parts[0][1], parts[1][1]), 0.0, None)
+    # the tails left out are not added back: dropping mass can only lower this lower bound
+    _, others, _ = poisson_binomial_pmf([keep, 1 - keep], counts=[others_ones, n - 1 - others_ones])
     padded = np.concatenate([[0.0], others, [0.0]])
     shifted = padded[:-1], padded[1:]  # o(k - 1), o(k) on the support of the total count
     target_one = keep * shifted[0] + (1 - keep) * shifted[1]
