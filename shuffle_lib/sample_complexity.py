@@ -18,12 +18,16 @@ from shuffle_lib._validation import check_delta, check_positive
 TASKS = ("learning", "testing-private-coin", "testing-public-coin")
 
 
-def _common(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> tuple[np.ndarray, ...]:
+def _task(k: ArrayLike, alpha: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     k_arr = check_positive(k, "k")
     alpha_arr = check_positive(alpha, "alpha")
     if (alpha_arr > 1).any():
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
-    return k_arr, alpha_arr, check_positive(eps, "eps")
+    return k_arr, alpha_arr
+
+
+def _common(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> tuple[np.ndarray, ...]:
+    return (*_task(k, alpha), check_positive(eps, "eps"))
 
 
 def learning_central(k: ArrayLike, alpha: ArrayLike, eps: ArrayLike) -> np.ndarray | float:
@@ -68,7 +72,7 @@ def uniformity_testing_nonprivate(k: ArrayLike, alpha: ArrayLike) -> np.ndarray 
     >>> uniformity_testing_nonprivate(100, 0.5)
     40.0
     """
-    k_arr, a, _ = _common(k, alpha, 1.0)
+    k_arr, a = _task(k, alpha)
     return scalar_or_array(np.sqrt(k_arr) / a**2)
 
 
