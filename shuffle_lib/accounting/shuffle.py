@@ -217,7 +217,7 @@ def sample_clone_pair(
     n_val = check_integer(n, "n", 2)
     draws = check_integer(size, "size", 1)
     gen = as_rng(rng)
-    q = _clone_probability(eps0_val, variant)
+    q = clone_probability(eps0_val, variant)
     samples = []
     for _ in range(2):  # independent draws for P and for Q
         clones = gen.binomial(n_val - 1, q, size=draws)
@@ -228,7 +228,16 @@ def sample_clone_pair(
     return heads_p + truth_p, heads_q + 1 - truth_q
 
 
-def _clone_probability(eps0: float, variant: str) -> float:
+def clone_probability(eps0: float, variant: str = "fmt21") -> float:
+    r"""Probability that another user's report is a clone of the target's:
+    :math:`e^{-\varepsilon_0}` for every :math:`\varepsilon_0`-LDP randomizer (``"fmt21"``), or
+    :math:`2/(e^{\varepsilon_0}+1)` for randomized response (``"stronger"``; see
+    :func:`clone_numerical_epsilon` for its restricted validity).
+
+    >>> round(clone_probability(1.0, "stronger"), 6)
+    0.537883
+    """
+    eps0 = float(check_epsilon(eps0, "eps0"))
     if variant == "fmt21":
         return float(np.exp(-eps0))
     if variant == "stronger":
@@ -289,7 +298,7 @@ def clone_numerical_epsilon(
     eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
 
     def one(e0: float, users: int, d: float) -> float:
-        reduction = _CloneReduction(e0, int(users), _clone_probability(e0, variant))
+        reduction = _CloneReduction(e0, int(users), clone_probability(e0, variant))
         return _smallest_eps(reduction.delta, e0, d)
 
     return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
