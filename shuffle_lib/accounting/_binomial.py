@@ -73,6 +73,10 @@ def log_mixture_divergence(counts: np.ndarray, keep: ArrayLike, eps: float) -> n
 _PB_TAIL = 1e-20
 #: Groups up to this size are tabulated over their whole support.
 _SMALL_GROUP = 4096
+#: Groups this small are convolved in batches (padded to one length, all pairs at once).
+_BATCH_GROUP = 15
+#: The batched tree stops once its arrays are this long; the per-pair tree takes over.
+_BATCH_LENGTH = 256
 
 
 def _trim(offset: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float]:
@@ -86,6 +90,24 @@ def _trim(offset: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float]:
     return offset + left, pmf[left:keep_to], dropped
 
 
+def _batched_tree(rows: np.ndarray) -> list[np.ndarray]:
+    """Convolve the rows of ``rows`` (pmfs starting at 0, zero-padded to one length) pairwise,
+    level by level, all pairs of a level in one vectorized pass, until one row is left or the rows
+    reach _BATCH_LENGTH. Direct sums of non-negative terms: no cancellation, unlike an FFT."""
+    while rows.shape[0] > 1 and rows.shape[1] <= _BATCH_LENGTH:
+        if rows.shape[0] % 2:
+            unit = np.zeros((1, rows.shape[1]))
+            unit[0, 0] = 1.0
+            rows = np.vstack([rows, unit])
+        left, right = rows[0::2], rows[1::2]
+        width = rows.shape[1]
+        merged = np.zeros((left.shape[0], 2 * width - 1))
+        for i in range(width):
+            merged[:, i : i + width] += left[:, i : i + 1] * right
+        rows = merged
+    return list(rows)
+
+
 def poisson_binomial_pmf(
     probabilities: ArrayLike, counts: ArrayLike | None = None
 ) -> tuple[int, np.ndarray, float]:
@@ -95,9 +117,12 @@ def poisson_binomial_pmf(
     probability, so that large homogeneous groups need no per-user array.
 
     Users with equal :math:`r_i` are grouped into binomials (only the bulk of each, see
-    :func:`binomial_bulk`); the groups are combined by a balanced tree of direct convolutions (no
-    FFT, so small probabilities keep their relative accuracy), and after each step the outer tails
-    holding less than 1e-20 are dropped. Returns ``(offset, pmf, dropped)``: ``pmf[j]`` is the
+    :func:`binomial_bulk`). Small groups (many distinct :math:`r_i`) are first combined in
+    vectorized batches, level by level; then all parts are combined by a balanced tree of direct
+    convolutions (no FFT, so small probabilities keep their relative accuracy), and after each step
+    the outer tails holding less than 1e-20 are dropped. Cost for :math:`n` distinct values:
+    :math:`O(n \cdot 256)` for the batched levels plus :math:`O(\sigma^2)` for the last merges,
+    :math:`\sigma` the standard deviation. Returns ``(offset, pmf, dropped)``: ``pmf[j]`` is the
     probability of ``offset + j`` and ``dropped`` the total mass left out (add it to any divergence
     computed from ``pmf`` to keep an upper bound).
 
@@ -116,8 +141,14 @@ def poisson_binomial_pmf(
         raise ValueError(f"counts must be non-negative integers, one per value, got {counts}")
     values, groups = np.unique(probs, return_inverse=True)
     sizes = np.bincount(groups, weights=weights, minlength=values.size).astype(np.int64)
+    values, sizes = values[sizes > 0], sizes[sizes > 0]
     parts, dropped = [(0, np.ones(1))], 0.0
-    for r, m in zip(values[sizes > 0], sizes[sizes > 0], strict=True):
+    tiny = sizes <= _BATCH_GROUP
+    if tiny.any():  # whole supports, zero-padded to one length, combined in batches
+        support = np.arange(int(sizes[tiny].max()) + 1)
+        rows = binom.pmf(support[None, :], sizes[tiny, None], values[tiny, None])  # 0 above m
+        parts.extend((0, row) for row in _batched_tree(rows))
+    for r, m in zip(values[~tiny], sizes[~tiny], strict=True):
         # small groups: the whole support (cheap); large ones: only their bulk, not all m + 1 values
         small = m <= _SMALL_GROUP
         low, high, lost = (0, int(m), 0.0) if small else binomial_bulk(int(m), float(r))
