@@ -1,4 +1,5 @@
-"""GSPA's mu (seed 001, Theorem 2): the formula, its conversion, and where it is not a bound."""
+"""Personalized shuffling (seed 001): GSPA's mu and where it is not a bound, the exact reduction,
+the rigorous accountant, the shuffled-RR floor and the Liu et al. baseline."""
 
 from __future__ import annotations
 
@@ -6,16 +7,24 @@ import numpy as np
 import pytest
 
 from shuffle_lib.accounting import (
+    clone_numerical_epsilon,
     clone_reduction_delta,
+    fmt21_theorem_epsilon,
     gdp_delta,
     gspa_epsilon,
     gspa_mu,
     hockey_stick_divergence,
+    liu23_epsilon,
     personalized_clone_delta,
+    personalized_numerical_epsilon,
     poisson_binomial_pmf,
+    sample_personalized_reduction,
+    shuffled_personalized_rr_delta,
+    shuffled_personalized_rr_epsilon,
     shuffled_rr_exact_delta,
     shuffled_rr_exact_epsilon,
 )
+from shuffle_lib.accounting._binomial import log_mixture_divergence
 
 
 def test_gspa_mu_matches_a_hand_computation() -> None:
@@ -152,5 +161,151 @@ def test_equal_levels_match_the_stronger_clone_delta_above_the_rr_floor(eps0: fl
     ],
 )
 def test_bad_input_for_the_exact_accountant(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# ---- the rigorous personalized accountant, its floor, and the Liu et al. baseline ----
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(0.5, 300), (2.0, 1000), (4.0, 1000)])
+def test_equal_levels_give_the_stronger_clone_epsilon(eps0: float, n: int) -> None:
+    levels = np.full(n, eps0)
+    expected = clone_numerical_epsilon(eps0, n, 1e-6, variant="stronger")
+    assert personalized_numerical_epsilon(levels, 0.0, 1e-6) == pytest.approx(expected, abs=1e-9)
+    assert personalized_numerical_epsilon(levels, 0.0, 1e-6, target=7) == pytest.approx(
+        expected, abs=1e-9
+    )
+
+
+def test_divergence_per_clone_count_is_monotone() -> None:
+    # the two facts behind the single dominating evaluation: fewer clones or a larger target
+    # level never lower the per-count divergence
+    counts = np.arange(0, 400)
+    for eps in (0.05, 0.3, 1.0):
+        previous_keep = None
+        for keep in (0.55, 0.7, 0.9, 0.99):
+            per_c = log_mixture_divergence(counts, keep, eps)
+            finite = per_c[np.isfinite(per_c)]
+            assert np.all(np.diff(finite) <= 1e-12)
+            assert np.all(np.isneginf(per_c[finite.size:]))  # once zero, zero for more clones
+            if previous_keep is not None:
+                assert np.all(per_c >= previous_keep - 1e-12)
+            previous_keep = per_c
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dominating_bound_covers_every_target_and_stays_close(seed: int) -> None:
+    gen = np.random.default_rng(seed)
+    levels = np.concatenate([gen.uniform(0.01, 2.0, 40), [0.01, 3.0]])  # mixed, with extremes
+    delta = 1e-3
+    per_target = [personalized_numerical_epsilon(levels, 0.0, delta, target=t)
+                  for t in range(levels.size)]
+    bound = personalized_numerical_epsilon(levels, 0.0, delta)
+    assert bound >= max(per_target) - 1e-12
+    assert bound <= max(per_target) + 0.05  # it swaps one user's clone probability only
+    assert int(np.argmax(per_target)) == int(np.argmax(levels))
+
+
+@pytest.mark.parametrize("others", ["zeros", "ones", "random"])
+def test_rigorous_bound_is_above_the_exact_shuffled_rr_floor(others: str) -> None:
+    gen = np.random.default_rng(5)
+    levels = gen.uniform(0.5, 3.0, 500)
+    bits = {"zeros": np.zeros(500), "ones": np.ones(500), "random": gen.integers(0, 2, 500)}
+    for target in (int(np.argmax(levels)), 3):
+        floor = shuffled_personalized_rr_epsilon(levels, 1e-6, target, bits[others])
+        upper = personalized_numerical_epsilon(levels, 0.0, 1e-6, target=target)
+        assert 0 < floor <= upper
+
+
+def test_personalized_rr_delta_with_equal_levels_matches_the_uniform_floor() -> None:
+    n, eps0 = 200, 2.0
+    bits = np.r_[np.ones(60), np.zeros(140)]  # the target is user 199, holding a 0 here
+    for eps in (0.0, 0.3, 0.9):
+        ours = shuffled_personalized_rr_delta(eps, np.full(n, eps0), target=199, others_bits=bits)
+        assert ours == pytest.approx(shuffled_rr_exact_delta(eps, eps0, n, others_ones=60),
+                                     abs=1e-14)
+
+
+def test_personalized_rr_delta_matches_enumeration() -> None:
+    levels = np.array([0.4, 1.3, 2.2, 0.8, 1.9])
+    bits = np.array([0, 1, 1, 0, 1])
+    target = 2
+
+    def law(target_bit: int) -> np.ndarray:
+        out = np.ones(1)
+        for i, level in enumerate(levels):
+            bit = target_bit if i == target else bits[i]
+            p_one = np.exp(level) / (1 + np.exp(level)) if bit else 1 / (1 + np.exp(level))
+            out = np.convolve(out, [1 - p_one, p_one])
+        return out
+
+    for eps in (0.0, 0.5, 1.5):
+        exact = max(hockey_stick_divergence(law(1), law(0), eps),
+                    hockey_stick_divergence(law(0), law(1), eps))
+        ours = shuffled_personalized_rr_delta(eps, levels, target, bits)
+        assert ours == pytest.approx(exact, abs=1e-14)
+
+
+def test_exposed_delta_part_is_added_and_must_fit_the_target() -> None:
+    levels = np.full(300, 1.0)
+    pure = personalized_numerical_epsilon(levels, 0.0, 1e-4)
+    with_delta = personalized_numerical_epsilon(levels, 1e-6, 1e-4)
+    assert with_delta >= pure  # exposing 1e-6 of the target's report costs something
+    with pytest.raises(ValueError, match="must exceed every delta_i"):
+        personalized_numerical_epsilon(levels, 1e-4, 1e-4)
+
+
+def test_monte_carlo_reduction_matches_the_exact_divergence() -> None:
+    # 200,000 draws of each law on a 12-user population; the empirical hockey-stick of the
+    # (count of 0s, total) histograms has standard error below 3e-3 here
+    levels = np.array([0.3, 1.0, 2.0, 0.7, 1.5, 0.1, 2.5, 0.9, 0.2, 1.1, 0.4, 1.8])
+    deltas = np.r_[np.zeros(11), 0.05]
+    target = 11
+    first, second = sample_personalized_reduction(levels, deltas, target, 200_000, rng=3)
+    n = levels.size
+
+    def histogram(counts: np.ndarray) -> np.ndarray:
+        index = counts[:, 0] * (n + 1) + counts.sum(axis=1)
+        return np.bincount(index, minlength=(n + 1) ** 2) / counts.shape[0]
+
+    for eps in (0.0, 0.5, 1.0):
+        empirical = hockey_stick_divergence(histogram(first), histogram(second), eps)
+        exact = personalized_clone_delta(eps, levels, deltas, target)
+        assert empirical == pytest.approx(exact, abs=0.01)
+
+
+def test_liu23_matches_its_quadratic_definition_and_fmt21_for_equal_levels(
+    rng: np.random.Generator,
+) -> None:
+    levels = np.r_[rng.uniform(0.0, 2.0, 3000), [1.0, 1.0, 0.0]]  # ties and a zero level
+    n = levels.size
+    g = np.where(levels > 0, -np.expm1(-levels) / np.where(levels > 0, levels, 1), 1.0)
+    pairs = g[None, :] / g[:, None] * np.exp(-np.maximum(levels[:, None], levels[None, :]))
+    echo = pairs.sum(axis=1) / n
+    total = echo.sum() - echo[np.argmax(levels)]
+    top = levels.max()
+    expected = np.log(1 + np.tanh(top / 2) * (8 * np.sqrt(np.log(4e6) / total) + 8 / total))
+    assert liu23_epsilon(levels, 1e-6) == pytest.approx(expected, rel=1e-10)
+    assert liu23_epsilon(np.full(5001, 1.0), 1e-6) == pytest.approx(
+        fmt21_theorem_epsilon(1.0, 5000, 1e-6), rel=1e-12
+    )
+    assert liu23_epsilon(np.full(100, 1.0), 1e-6) == 1.0  # outside its regime: no amplification
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: personalized_numerical_epsilon([1.0, 1.0], 0.0, 0.0), "delta"),
+        (lambda: personalized_numerical_epsilon([1.0, 1.0], 0.0, 1e-6, target=5), "target"),
+        (lambda: personalized_numerical_epsilon([1.0, -1.0], 0.0, 1e-6), "eps must be >= 0"),
+        (lambda: personalized_numerical_epsilon([[1.0, 1.0]], 0.0, 1e-6), "1-D"),
+        (lambda: shuffled_personalized_rr_delta(0.1, [1.0, 1.0], 0, [0, 2]), "others_bits"),
+        (lambda: shuffled_personalized_rr_epsilon([1.0, 1.0], 1e-6, 0, [0]), "others_bits"),
+        (lambda: liu23_epsilon([1.0], 1e-6), "at least 2 users"),
+        (lambda: sample_personalized_reduction([1.0, 1.0], 0.0, 0, size=0), "size"),
+    ],
+)
+def test_bad_input_for_the_rigorous_accountants(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()

@@ -69,6 +69,24 @@ def log_mixture_divergence(counts: np.ndarray, keep: ArrayLike, eps: float) -> n
     return np.where(active, best, -np.inf)
 
 
+def target_count_laws(others: np.ndarray, keep: float) -> tuple[np.ndarray, np.ndarray]:
+    """Laws of the number of ones in shuffled randomized response when the target (who reports
+    its bit with probability ``keep``) holds 1 (first) or 0 (second); ``others`` is the pmf of the
+    other users' ones, starting wherever the caller's offset says (the laws share it)."""
+    padded = np.concatenate([[0.0], others, [0.0]])
+    below, same = padded[:-1], padded[1:]  # o(k - 1), o(k) on the support of the total count
+    return keep * below + (1 - keep) * same, (1 - keep) * below + keep * same
+
+
+def two_sided_hockey_stick(laws: tuple[np.ndarray, np.ndarray], eps: np.ndarray) -> np.ndarray:
+    """Larger of the two hockey-stick divergences between two pmfs, vectorized in eps."""
+    first, second = laws
+    scale = np.exp(np.minimum(eps, 700.0))[..., None]
+    forward = np.clip(first - scale * second, 0.0, None).sum(axis=-1)
+    backward = np.clip(second - scale * first, 0.0, None).sum(axis=-1)
+    return np.maximum(forward, backward)
+
+
 #: Tail mass dropped at each step of the Poisson-binomial computation (added back to delta).
 _PB_TAIL = 1e-20
 #: Groups up to this size are tabulated over their whole support.

@@ -1,8 +1,15 @@
 r"""Personalized shuffling (seed 001, Chen, Cao & Ge, GSPA).
 
 Users choose their own local levels :math:`(\varepsilon_i,\delta_i)`; the shuffled reports are
-*approximately* :math:`\mu`-GDP (seed 001, Theorem 2). The rigorous personalized clone accountant
-that the book compares this approximation with is built on :func:`personalized_clone_delta`.
+*approximately* :math:`\mu`-GDP (seed 001, Theorem 2). Next to that approximation:
+
+- :func:`personalized_clone_delta`: the exact divergence of the seed's Theorem 1 reduction;
+- :func:`personalized_numerical_epsilon`: a rigorous bound from that reduction (certified for
+  shuffled binary randomized response with personalized levels, seed 001 Algorithm 2);
+- :func:`shuffled_personalized_rr_epsilon`: the exact privacy of shuffled personalized randomized
+  response on one chosen pair of datasets, a floor that no valid bound can go below;
+- :func:`liu23_epsilon`: the closed-form baseline of Liu et al. (AAAI 2023) that the seed compares
+  with.
 """
 
 from __future__ import annotations
@@ -11,8 +18,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 
-from shuffle_lib._validation import check_delta, check_epsilon, check_integer
-from shuffle_lib.accounting._binomial import log_mixture_divergence, poisson_binomial_pmf
+from shuffle_lib._numerics import EPS_TOL, bisect, smallest_certified_eps
+from shuffle_lib._validation import RngLike, as_rng, check_delta, check_epsilon, check_integer
+from shuffle_lib.accounting._binomial import (
+    log_mixture_divergence,
+    poisson_binomial_pmf,
+    target_count_laws,
+    two_sided_hockey_stick,
+)
 from shuffle_lib.accounting.fdp import gdp_epsilon
 
 
@@ -24,6 +37,18 @@ def _personal_levels(eps: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, np.n
         raise ValueError(f"need at least 2 users, got {eps_arr.size}")
     delta_arr = np.broadcast_to(check_delta(delta), eps_arr.shape)
     return eps_arr, delta_arr
+
+
+def _check_target(target: int, n: int) -> int:
+    t = check_integer(target, "target", 0)
+    if t >= n:
+        raise ValueError(f"target must be a user index below {n}, got {target}")
+    return t
+
+
+def _clone_probabilities(levels: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """2 (1 - delta_i) / (1 + e^{eps_i}): user i's chance of sending a clone (either kind)."""
+    return 2 * (1 - deltas) * expit(-levels)
 
 
 def gspa_mu(eps: ArrayLike, delta: ArrayLike = 0.0) -> float:
@@ -85,13 +110,8 @@ def personalized_clone_delta(
     """
     eps_val = float(check_epsilon(eps))
     levels, deltas = _personal_levels(eps_i, delta_i)
-    n = levels.size
-    t = check_integer(target, "target", 0)
-    if t >= n:
-        raise ValueError(f"target must be a user index below {n}, got {target}")
-    others = np.delete(np.arange(n), t)
-    blanket = 2 * (1 - deltas[others]) * expit(-levels[others])
-    offset, w, dropped = poisson_binomial_pmf(blanket)
+    t = _check_target(target, levels.size)
+    offset, w, dropped = poisson_binomial_pmf(np.delete(_clone_probabilities(levels, deltas), t))
     keep = float(expit(levels[t]))
     delta_t = float(deltas[t])
     # totals s = offset + j for j = 0 .. len(w): w(s) from the delta branch, w(s - 1) from the rest
@@ -109,3 +129,247 @@ def personalized_clone_delta(
     )
     summed = float(np.exp(logsumexp(log_terms))) if np.isfinite(log_terms).any() else 0.0
     return min(1.0, summed + dropped)
+
+
+def sample_personalized_reduction(
+    eps_i: ArrayLike, delta_i: ArrayLike, target: int, size: int, rng: RngLike = None
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Draw ``size`` samples of the pair :math:`(\rho_0,\rho_1)` of seed 001, Theorem 1
+    (equations 12-13) for user ``target``: each row holds the numbers of "0" and "1" symbols
+    (clones of the target's two output laws). Every other user draws symbol 0 or 1 with
+    probability :math:`(1-\delta_i)/(1+e^{\varepsilon_i})` each, independently (simulated user by
+    user, not from the Poisson-binomial of :func:`personalized_clone_delta`, so the two can check
+    each other); the target adds (1, 0) or (0, 1) as the seed states, swapped under
+    :math:`\rho_1`, and nothing with probability :math:`\delta_t`.
+
+    >>> first, second = sample_personalized_reduction([1.0, 0.5, 2.0], 0.0, 0, size=4, rng=0)
+    >>> first.shape, second.shape
+    ((4, 2), (4, 2))
+    """
+    levels, deltas = _personal_levels(eps_i, delta_i)
+    t = _check_target(target, levels.size)
+    draws = check_integer(size, "size", 1)
+    gen = as_rng(rng)
+    half = np.delete(_clone_probabilities(levels, deltas), t) / 2
+    keep, delta_t = float(expit(levels[t])), float(deltas[t])
+    chunk = max(1, 2_000_000 // half.size)  # bounded memory, vectorized within a chunk
+    samples = []
+    for _ in range(2):  # independent draws for rho_0 and rho_1
+        counts = np.empty((draws, 2), dtype=np.int64)
+        for start in range(0, draws, chunk):
+            u = gen.random((min(chunk, draws - start), half.size))
+            counts[start : start + u.shape[0], 0] = (u < half).sum(axis=1)
+            counts[start : start + u.shape[0], 1] = ((u >= half) & (u < 2 * half)).sum(axis=1)
+        samples.append(counts)
+    for counts, first_symbol in zip(samples, (0, 1), strict=True):
+        v = gen.random(draws)
+        informative = v >= delta_t
+        own = np.where(v < delta_t + (1 - delta_t) * keep, first_symbol, 1 - first_symbol)
+        counts[informative & (own == 0), 0] += 1
+        counts[informative & (own == 1), 1] += 1
+    return samples[0], samples[1]
+
+
+class _ExposedReduction:
+    r"""The reduction for one target (or a target dominating all of them), with the part of the
+    target's report that is not :math:`\varepsilon`-LDP counted as fully exposed:
+
+    .. math::
+        \delta(\varepsilon) = \delta_t + (1-\delta_t)\Big(\sum_c P(C=c)\,
+            H_{e^\varepsilon}\big(B_c+\mathrm{Bern}(k)\,\big\|\,B_c+\mathrm{Bern}(1-k)\big)
+            + \text{tails}\Big),
+
+    :math:`C` Poisson-binomial (the other users' clones), :math:`B_c\sim\mathrm{Bin}(c,1/2)`,
+    :math:`k=e^{\varepsilon_t}/(1+e^{\varepsilon_t})`. The number of informative reports
+    :math:`C+1` is visible and has the same law under both datasets, so the divergence is exactly
+    this average over :math:`c`.
+    """
+
+    def __init__(self, clone_probs: np.ndarray, level: float, exposed: float) -> None:
+        offset, weights, self.dropped = poisson_binomial_pmf(clone_probs)
+        self.counts = offset + np.arange(weights.size)
+        with np.errstate(divide="ignore"):
+            self.log_weights = np.log(weights)
+        self.keep = float(expit(level))
+        self.exposed = exposed
+
+    def delta(self, eps: float) -> float:
+        terms = self.log_weights + log_mixture_divergence(self.counts, self.keep, eps)
+        summed = float(np.exp(logsumexp(terms))) if np.isfinite(terms).any() else 0.0
+        return min(1.0, self.exposed + (1 - self.exposed) * (summed + self.dropped))
+
+
+def personalized_numerical_epsilon(
+    eps_i: ArrayLike, delta_i: ArrayLike, delta: float, target: int | None = None
+) -> float:
+    r"""Rigorous central :math:`\varepsilon` at ``delta`` from the clone reduction of seed 001,
+    Theorem 1, with no asymptotic term: the smallest :math:`\varepsilon` whose divergence is at
+    most ``delta``, rounded up (tolerance 1e-12). Goes beyond the seed, which only uses the
+    Gaussian approximation of this reduction (:func:`gspa_mu`).
+
+    With ``target`` an index, the exact value for that user: their own level
+    :math:`\varepsilon_t` against the clones of the other :math:`n-1` users. With
+    ``target=None`` one evaluation bounds **every** target: the largest level
+    :math:`\max_i\varepsilon_i` (and largest :math:`\delta_i`) against the clones of all users
+    but the one most likely to send a clone. This is valid because the divergence given
+    :math:`C=c` clones
+
+    - does not increase with :math:`c`: the law for :math:`c+1` is the law for :math:`c` plus an
+      independent fair coin, a post-processing applied to both hypotheses;
+    - does not decrease with :math:`\varepsilon_t`: the pair for a smaller level is obtained from
+      the pair for a larger one by flipping the target's bit at random (post-processing again);
+
+    and the blanket used is stochastically below every target's blanket (it swaps that target's
+    clone probability for the largest one). So the result is at least the exact maximum over
+    targets, and equal to it when all levels are equal.
+
+    Treatment of :math:`\delta_i`: with probability :math:`\delta_t` the target's report falls in
+    the part of Lemma 4's decomposition where the two inputs are told apart for sure; the seed's
+    pair (12)-(13) makes that branch indistinguishable instead (see
+    :func:`personalized_clone_delta`). Here it is counted as exposed, so the bound adds
+    :math:`\delta_t` and ``delta`` must exceed every :math:`\delta_i`.
+
+    What is certified: shuffled binary randomized response with personalized levels
+    (:math:`\delta_i=0`; seed 001, Algorithm 2), where every other user's report contains exact
+    clones (a uniform bit is an even mixture of the target's two output laws). For other or
+    user-specific randomizers (personalized Laplace or Gaussian, Algorithms 1 and 3) the clone
+    decomposition of seed 001, Lemma 1 is not established, and neither is this bound.
+
+    >>> eps_i = np.linspace(0.5, 1.0, 2000)
+    >>> bound = personalized_numerical_epsilon(eps_i, 0.0, 1e-6)
+    >>> bool(personalized_numerical_epsilon(eps_i, 0.0, 1e-6, target=1999) <= bound < 1.0)
+    True
+    """
+    levels, deltas = _personal_levels(eps_i, delta_i)
+    delta_val = float(check_delta(delta, allow_zero=False))
+    clones = _clone_probabilities(levels, deltas)
+    if target is None:
+        level, exposed, left_out = levels.max(), deltas.max(), int(np.argmax(clones))
+    else:
+        left_out = _check_target(target, levels.size)
+        level, exposed = levels[left_out], deltas[left_out]
+    if exposed >= delta_val:
+        raise ValueError(
+            f"delta = {delta_val} must exceed every delta_i (largest {exposed}): the part of a "
+            "report that is not eps-LDP is exposed by the reduction"
+        )
+    reduction = _ExposedReduction(np.delete(clones, left_out), float(level), float(exposed))
+    # the target's own report is (eps_t, delta_t)-LDP: its level always holds after shuffling
+    return smallest_certified_eps(reduction.delta, float(level), delta_val)
+
+
+def _others_bits(others_bits: ArrayLike | None, n: int) -> np.ndarray:
+    if others_bits is None:
+        return np.zeros(n, dtype=bool)
+    bits = np.asarray(others_bits)
+    if bits.shape != (n,) or not np.isin(bits, (0, 1)).all():
+        raise ValueError(f"others_bits must hold n = {n} values in {{0, 1}}, got {others_bits!r}")
+    return bits.astype(bool)
+
+
+def _personalized_rr_laws(
+    levels: np.ndarray, target: int, others_bits: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray]:
+    bits = np.delete(_others_bits(others_bits, levels.size), target)
+    keep = expit(np.delete(levels, target))
+    # a user holding 1 reports 1 with probability keep_i, a user holding 0 with 1 - keep_i;
+    # tails below 1e-20 are dropped, which can only lower this lower bound
+    _, others, _ = poisson_binomial_pmf(np.where(bits, keep, 1 - keep))
+    return target_count_laws(others, float(expit(levels[target])))
+
+
+def shuffled_personalized_rr_delta(
+    eps: ArrayLike, eps_i: ArrayLike, target: int, others_bits: ArrayLike | None = None
+) -> np.ndarray | float:
+    r"""Exact :math:`\delta(\varepsilon)` of shuffled binary randomized response with personalized
+    levels (seed 001, Algorithm 2) for one pair of neighbouring datasets: user ``target`` holds 1
+    or 0, the others hold ``others_bits`` (default: all 0; the target's entry is ignored).
+
+    The shuffled reports are summarized without loss by their number of ones, whose law is
+    Poisson-binomial; :math:`\delta` is the larger of the two hockey-stick divergences between the
+    two laws. A **lower bound** on the worst case over datasets, so its epsilon is a floor for
+    every valid bound. Vectorized over ``eps``.
+
+    >>> round(shuffled_personalized_rr_delta(0.0, [50.0, 50.0], target=0), 6)
+    1.0
+    """
+    eps_arr = check_epsilon(eps)
+    levels, _ = _personal_levels(eps_i, 0.0)
+    t = _check_target(target, levels.size)
+    laws = _personalized_rr_laws(levels, t, others_bits)
+    result = np.clip(two_sided_hockey_stick(laws, eps_arr), 0.0, 1.0)
+    return float(result) if result.ndim == 0 else result
+
+
+def shuffled_personalized_rr_epsilon(
+    eps_i: ArrayLike, delta: float, target: int | None = None, others_bits: ArrayLike | None = None
+) -> float:
+    r"""Smallest :math:`\varepsilon` with :func:`shuffled_personalized_rr_delta`
+    :math:`\le\delta`, rounded **down**: the exact privacy of shuffled personalized randomized
+    response on that pair of datasets, a floor for every valid bound. ``target=None`` picks the
+    user with the largest level.
+
+    >>> eps_i = np.linspace(0.5, 1.0, 2000)
+    >>> floor = shuffled_personalized_rr_epsilon(eps_i, 1e-6)
+    >>> bool(floor <= personalized_numerical_epsilon(eps_i, 0.0, 1e-6))
+    True
+    """
+    levels, _ = _personal_levels(eps_i, 0.0)
+    delta_val = float(check_delta(delta, allow_zero=False))
+    t = int(np.argmax(levels)) if target is None else _check_target(target, levels.size)
+    laws = _personalized_rr_laws(levels, t, others_bits)
+
+    def holds(e: float) -> bool:
+        return float(two_sided_hockey_stick(laws, np.asarray(e))) <= delta_val
+
+    if holds(0.0):
+        return 0.0
+    floor, _ = bisect(holds, 0.0, float(levels[t]), EPS_TOL)  # round down: a lower bound
+    return floor
+
+
+def liu23_epsilon(eps_i: ArrayLike, delta: float) -> float:
+    r"""Closed-form baseline of Liu, Zhao, Xiong, Liu & Chen, *Echo of Neighbors* (AAAI 2023),
+    the personalized bound that seed 001 compares with ([Liu23]).
+
+    With :math:`\varepsilon_1=\max_i\varepsilon_i` the target and
+    :math:`g(\varepsilon)=(1-e^{-\varepsilon})/\varepsilon`, each other user :math:`i` "echoes"
+    the target with probability
+    :math:`p_i=\frac1n\sum_{j=1}^n \frac{g(\varepsilon_j)}{g(\varepsilon_i)}
+    e^{-\max(\varepsilon_i,\varepsilon_j)}`; with :math:`S=\sum_{i\ne 1}p_i`,
+
+    .. math::
+        \varepsilon = \ln\Big(1+\frac{e^{\varepsilon_1}-1}{e^{\varepsilon_1}+1}
+        \Big(8\sqrt{\frac{\ln(4/\delta)}{S}}+\frac{8}{S}\Big)\Big)
+        \quad\text{when } S\ge 16\ln(4/\delta),
+
+    and :math:`\varepsilon_1` otherwise. Source: the authors' public implementation (repository
+    yixuanLL/EoN, the function marked as the AAAI version); the paper's text was not available
+    offline. For equal levels :math:`p_i=e^{-\varepsilon_0}` and this is the closed form of
+    Feldman, McMillan & Talwar (2021, Theorem 3.1) with :math:`n-1` in place of :math:`n`.
+    Computed in :math:`O(n\log n)` by sorting the levels.
+
+    >>> from shuffle_lib.accounting import fmt21_theorem_epsilon
+    >>> ours = liu23_epsilon(np.full(10_001, 0.5), 1e-6)
+    >>> bool(np.isclose(ours, fmt21_theorem_epsilon(0.5, 10_000, 1e-6), rtol=1e-12))
+    True
+    """
+    levels, _ = _personal_levels(eps_i, 0.0)
+    delta_val = float(check_delta(delta, allow_zero=False))
+    n = levels.size
+    order = np.sort(levels)
+    # g(eps) = (1 - e^{-eps}) / eps, equal to 1 at eps = 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        g = np.where(order > 0, -np.expm1(-order) / order, 1.0)
+    # user i: e^{-eps_i} times the sum of g_j over eps_j <= eps_i, plus g_j e^{-eps_j} over the rest
+    below = np.cumsum(g)
+    above = np.concatenate([np.cumsum((g * np.exp(-order))[::-1])[::-1][1:], [0.0]])
+    last_equal = np.searchsorted(order, order, side="right") - 1  # ties count as "below"
+    echo = (np.exp(-order) * below[last_equal] + above[last_equal]) / (g * n)
+    total = float(echo.sum() - echo[-1])  # every user but the target (the largest level)
+    top = float(order[-1])
+    log_term = np.log(4 / delta_val)
+    if total < 16 * log_term:
+        return top
+    gain = np.tanh(top / 2) * (8 * np.sqrt(log_term / total) + 8 / total)  # tanh = (e-1)/(e+1)
+    return float(np.log1p(gain))

@@ -19,15 +19,12 @@ Numerical bounds state their tolerance and round toward the safe side.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.special import expit, logsumexp
 from scipy.stats import binom
 
-from shuffle_lib._numerics import bisect, nudge, scalar_or_array
+from shuffle_lib._numerics import EPS_TOL, bisect, scalar_or_array, smallest_certified_eps
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -40,10 +37,11 @@ from shuffle_lib.accounting._binomial import (
     binomial_bulk,
     log_mixture_divergence,
     poisson_binomial_pmf,
+    target_count_laws,
+    two_sided_hockey_stick,
 )
 
 VARIANTS = ("fmt21", "stronger")
-_EPS_TOL = 1e-12
 
 
 def _check_common(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, ...]:
@@ -245,36 +243,6 @@ def clone_probability(eps0: float, variant: str = "fmt21") -> float:
     raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
 
 
-def _smallest_eps(delta_of: Callable[[float], float], eps0: float, delta: float,
-                  monotone: bool = True) -> float:
-    """Smallest eps in [0, eps0] with delta_of(eps) <= delta, rounded up.
-
-    For a decreasing ``delta_of`` a root search suffices. Otherwise a grid of 200 points locates
-    the first grid point that meets the target and the search runs on the cell before it: the
-    answer is valid whatever the shape (each eps is checked), and minimal up to a narrow dip
-    falling between grid points. Returns eps0 when nothing below it can be certified.
-    """
-    if delta_of(0.0) <= delta:
-        return 0.0
-    low, high = 0.0, eps0
-    if not monotone:
-        grid = np.linspace(0.0, eps0, 201)[1:-1]
-        ok = [g for g in grid if delta_of(g) <= delta]
-        if not ok:
-            return eps0
-        high = ok[0]
-        low = float(grid[np.searchsorted(grid, high) - 1]) if high > grid[0] else 0.0
-    elif delta_of(eps0) > delta:
-        return eps0
-
-    def excess(e: float) -> float:
-        return np.log(max(delta_of(e), 1e-320)) - np.log(delta)
-
-    root = brentq(excess, low, high, xtol=_EPS_TOL, rtol=4 * np.finfo(float).eps)
-    root = nudge(root, lambda e: delta_of(e) > delta and e < eps0, _EPS_TOL, +1)  # round up
-    return float(min(root, eps0))
-
-
 def clone_numerical_epsilon(
     eps0: ArrayLike, n: ArrayLike, delta: ArrayLike, variant: str = "fmt21"
 ) -> np.ndarray | float:
@@ -299,7 +267,7 @@ def clone_numerical_epsilon(
 
     def one(e0: float, users: int, d: float) -> float:
         reduction = _CloneReduction(e0, int(users), clone_probability(e0, variant))
-        return _smallest_eps(reduction.delta, e0, d)
+        return smallest_certified_eps(reduction.delta, e0, d)
 
     return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
 
@@ -390,7 +358,7 @@ def bbgn19_epsilon(
     eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
 
     def one(e0: float, users: int, d: float) -> float:
-        return _smallest_eps(
+        return smallest_certified_eps(
             lambda e: bbgn19_delta(e, e0, int(users), randomizer), e0, d, monotone=False
         )
 
@@ -403,11 +371,7 @@ def _rr_count_laws(eps0: float, n: int, others_ones: int) -> tuple[np.ndarray, n
     keep = float(expit(eps0))
     # the tails left out are not added back: dropping mass can only lower this lower bound
     _, others, _ = poisson_binomial_pmf([keep, 1 - keep], counts=[others_ones, n - 1 - others_ones])
-    padded = np.concatenate([[0.0], others, [0.0]])
-    shifted = padded[:-1], padded[1:]  # o(k - 1), o(k) on the support of the total count
-    target_one = keep * shifted[0] + (1 - keep) * shifted[1]
-    target_zero = (1 - keep) * shifted[0] + keep * shifted[1]
-    return target_one, target_zero
+    return target_count_laws(others, keep)
 
 
 def _rr_compositions(n: int, others_ones: int | None) -> list[int]:
@@ -442,7 +406,7 @@ def shuffled_rr_exact_delta(
     best = np.zeros(eps_arr.shape)
     for ones in _rr_compositions(n_val, others_ones):
         laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
-        best = np.maximum(best, _rr_delta_from_laws(laws, eps_arr))
+        best = np.maximum(best, two_sided_hockey_stick(laws, eps_arr))
     return scalar_or_array(np.clip(best, 0.0, 1.0))
 
 
@@ -450,15 +414,6 @@ def _check_composition(ones: int, n: int) -> int:
     if ones > n - 1:
         raise ValueError(f"others_ones must be at most n - 1 = {n - 1}, got {ones}")
     return ones
-
-
-def _rr_delta_from_laws(laws: tuple[np.ndarray, np.ndarray], eps: np.ndarray) -> np.ndarray:
-    """Larger of the two hockey-stick divergences between the count laws, vectorized in eps."""
-    first, second = laws
-    scale = np.exp(np.minimum(eps, 700.0))[..., None]
-    forward = np.clip(first - scale * second, 0.0, None).sum(axis=-1)
-    backward = np.clip(second - scale * first, 0.0, None).sum(axis=-1)
-    return np.maximum(forward, backward)
 
 
 def shuffled_rr_exact_epsilon(
@@ -479,12 +434,12 @@ def shuffled_rr_exact_epsilon(
         laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
 
         def delta_of(e: float, laws: tuple = laws) -> float:
-            return float(_rr_delta_from_laws(laws, np.asarray(e)))
+            return float(two_sided_hockey_stick(laws, np.asarray(e)))
 
         if delta_of(floor) <= delta_val:
             continue  # this composition cannot raise the floor
         # round down: this is a lower bound on the privacy loss
-        floor, _ = bisect(lambda e, f=delta_of: f(e) <= delta_val, floor, eps0_val, _EPS_TOL)
+        floor, _ = bisect(lambda e, f=delta_of: f(e) <= delta_val, floor, eps0_val, EPS_TOL)
     return floor
 
 
