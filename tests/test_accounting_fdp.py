@@ -17,6 +17,7 @@ from shuffle_lib.accounting import (
     gdp_group,
     gdp_mu,
     gdp_tradeoff,
+    tradeoff_chain,
     tradeoff_from_distributions,
 )
 
@@ -179,3 +180,29 @@ def test_gdp_compose_and_group_basic_facts() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_tradeoff_chain_is_a_valid_lower_bound_on_finite_triples(rng: np.random.Generator) -> None:
+    alphas = np.linspace(0, 1, 201)
+    for _ in range(20):
+        p, q, r = rng.dirichlet(np.ones(6), size=3)
+
+        def f(a: np.ndarray, p=p, q=q) -> np.ndarray:
+            return tradeoff_from_distributions(p, q, a)
+
+        def g(a: np.ndarray, q=q, r=r) -> np.ndarray:
+            return tradeoff_from_distributions(q, r, a)
+
+        direct = tradeoff_from_distributions(p, r, alphas)
+        assert np.all(direct >= tradeoff_chain(f, g, alphas) - 1e-12)
+
+
+def test_tradeoff_chain_is_exact_for_gaussian_shifts() -> None:
+    alphas = np.linspace(0, 1, 101)
+    chained = tradeoff_chain(lambda a: gdp_tradeoff(0.7, a), lambda a: gdp_tradeoff(1.1, a), alphas)
+    np.testing.assert_allclose(chained, gdp_tradeoff(1.8, alphas), atol=1e-12)
+
+
+def test_tradeoff_chain_rejects_functions_leaving_the_unit_interval() -> None:
+    with pytest.raises(ValueError, match="f\\(alpha\\)"):
+        tradeoff_chain(lambda a: a + 2, lambda a: a, 0.5)

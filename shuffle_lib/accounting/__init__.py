@@ -17,6 +17,7 @@ from shuffle_lib.accounting.fdp import (
     gdp_group,
     gdp_mu,
     gdp_tradeoff,
+    tradeoff_chain,
     tradeoff_from_distributions,
 )
 from shuffle_lib.accounting.finite import (
@@ -104,6 +105,7 @@ __all__ = [
     "shuffled_personalized_rr_epsilon",
     "shuffled_rr_exact_delta",
     "shuffled_rr_exact_epsilon",
+    "tradeoff_chain",
     "tradeoff_from_distributions",
     "zcdp_compose",
     "zcdp_to_approx_dp",

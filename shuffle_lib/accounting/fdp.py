@@ -3,11 +3,13 @@ r"""Hypothesis-testing privacy: trade-off functions, f-DP and Gaussian DP (GDP).
 A trade-off function :math:`T(P,Q)(\alpha)` is the smallest type II error of a test between
 :math:`P` and :math:`Q` whose type I error is at most :math:`\alpha`; a mechanism is f-DP when
 every neighbouring pair has :math:`T \ge f`, and :math:`\mu`-GDP when
-:math:`f = G_\mu = T(N(0,1), N(\mu,1))`. Facts 1 and 3 of seed 001 (Chen, Cao & Ge, GSPA,
+:math:`f = G_\mu = T(N(0,1), N(\mu,1))`. Facts 1, 3 and 4 of seed 001 (Chen, Cao & Ge, GSPA,
 Appendix), which restate Dong, Roth & Su (2022).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -85,6 +87,30 @@ def tradeoff_from_distributions(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) ->
     keep = np.concatenate([type1[1:] > type1[:-1], [True]])
     curve = np.interp(alpha_arr, type1[keep], np.clip(type2[keep], 0.0, 1.0))
     return scalar_or_array(curve)
+
+
+def tradeoff_chain(
+    f: Callable[[np.ndarray], ArrayLike], g: Callable[[np.ndarray], ArrayLike], alpha: ArrayLike
+) -> np.ndarray | float:
+    r"""Chaining two trade-off bounds (seed 001, Fact 4): if :math:`T(P,Q)\ge f` and
+    :math:`T(Q,R)\ge g` then :math:`T(P,R)(\alpha)\ge g(1-f(\alpha))`.
+
+    Why: a test with type I error :math:`\alpha` under :math:`P` rejects with probability at most
+    :math:`1-f(\alpha)` under :math:`Q`, and :math:`g` is non-increasing. The seed's statement
+    writes the first hypothesis as :math:`T(P,R)\ge f`, a typo for :math:`T(P,Q)\ge f` (its own
+    proof of Theorem 2 uses it that way). ``f`` and ``g`` take an array of type I errors and return
+    type II errors in [0, 1]; the result is exact for Gaussian shifts:
+    :math:`G_{\mu_2}(1-G_{\mu_1}(\alpha))=G_{\mu_1+\mu_2}(\alpha)`.
+
+    >>> def f(a): return gdp_tradeoff(1.0, a)
+    >>> def g(a): return gdp_tradeoff(0.5, a)
+    >>> bool(np.isclose(tradeoff_chain(f, g, 0.1), gdp_tradeoff(1.5, 0.1)))
+    True
+    """
+    alpha_arr = check_probability(alpha, "alpha")
+    first = check_probability(np.asarray(f(alpha_arr), dtype=float), "f(alpha)")
+    second = check_probability(np.asarray(g(1.0 - first), dtype=float), "g(1 - f(alpha))")
+    return scalar_or_array(second)
 
 
 def _log_gdp_delta(mu: np.ndarray, eps: np.ndarray) -> np.ndarray:
