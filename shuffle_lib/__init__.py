@@ -3,7 +3,7 @@
 Chapters import from here; every formula the book states is implemented once, in this package.
 """
 
-from shuffle_lib import accounting
+from shuffle_lib import accounting, learning
 from shuffle_lib.randomizers import (
     gaussian_mechanism,
     gaussian_sigma,
@@ -27,6 +27,7 @@ __all__ = [
     "krr_frequency_estimate",
     "laplace_mean_std",
     "laplace_mechanism",
+    "learning",
     "randomized_response",
     "rr_estimate_std",
     "rr_frequency_estimate",
