@@ -13,6 +13,7 @@ from shuffle_lib.accounting import (
     gdp_delta,
     gspa_epsilon,
     gspa_mu,
+    gspa_normal_approximation_error,
     hockey_stick_divergence,
     liu23_epsilon,
     personalized_clone_delta,
@@ -309,3 +310,30 @@ def test_liu23_matches_its_quadratic_definition_and_fmt21_for_equal_levels(
 def test_bad_input_for_the_rigorous_accountants(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_normal_approximation_error_against_direct_rectangle_probabilities() -> None:
+    from scipy.stats import binom, multivariate_normal
+
+    n, eps0 = 40, 1.0
+    m, p = n - 1, 2 / (1 + np.exp(eps0))
+    mean = np.full(2, m * p / 2)
+    cov = np.array([[m * p / 2 * (1 - p / 2), -m * p * p / 4],
+                    [-m * p * p / 4, m * p / 2 * (1 - p / 2)]])
+    law = multivariate_normal(mean, cov)
+    gaps = []
+    for k0 in range(m + 1):
+        for k1 in range(m + 1 - k0):
+            exact = binom.pmf(k0 + k1, m, p) * binom.pmf(k0, k0 + k1, 0.5)
+            upper = law.cdf([k0 + 0.5, k1 + 0.5]) - law.cdf([k0 - 0.5, k1 + 0.5])
+            lower = law.cdf([k0 + 0.5, k1 - 0.5]) - law.cdf([k0 - 0.5, k1 - 0.5])
+            gaps.append(exact - (upper - lower))
+    point, tv = gspa_normal_approximation_error(eps0, n)
+    assert point == pytest.approx(np.max(np.abs(gaps)), rel=1e-3)
+    assert tv >= 0.5 * np.sum(np.abs(gaps)) - 1e-4  # the grid also counts cells with k0 + k1 > m
+
+
+def test_normal_approximation_error_shrinks_like_one_over_root_n() -> None:
+    small = gspa_normal_approximation_error(2.0, 100)[1]
+    large = gspa_normal_approximation_error(2.0, 10_000)[1]
+    assert 7 < small / large < 13  # sqrt(10_000 / 100) = 10

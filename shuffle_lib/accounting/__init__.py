@@ -30,6 +30,7 @@ from shuffle_lib.accounting.finite import (
 from shuffle_lib.accounting.personalized import (
     gspa_epsilon,
     gspa_mu,
+    gspa_normal_approximation_error,
     liu23_epsilon,
     personalized_clone_delta,
     personalized_numerical_epsilon,
@@ -90,6 +91,7 @@ __all__ = [
     "group_privacy",
     "gspa_epsilon",
     "gspa_mu",
+    "gspa_normal_approximation_error",
     "hockey_stick_divergence",
     "liu23_epsilon",
     "local_epsilon_for_target",

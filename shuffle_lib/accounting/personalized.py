@@ -17,10 +17,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
+from scipy.stats import binom, norm
 
 from shuffle_lib._numerics import EPS_TOL, bisect, smallest_certified_eps
 from shuffle_lib._validation import RngLike, as_rng, check_delta, check_epsilon, check_integer
 from shuffle_lib.accounting._binomial import (
+    binomial_bulk,
     log_mixture_divergence,
     poisson_binomial_pmf,
     target_count_laws,
@@ -373,3 +375,51 @@ def liu23_epsilon(eps_i: ArrayLike, delta: float) -> float:
         return top
     gain = np.tanh(top / 2) * (8 * np.sqrt(log_term / total) + 8 / total)  # tanh = (e-1)/(e+1)
     return float(np.log1p(gain))
+
+
+def gspa_normal_approximation_error(
+    eps0: float, n: int, delta0: float = 0.0
+) -> tuple[float, float]:
+    r"""How far the clone counts of seed 001 are from the Gaussian that Theorem 2 replaces them
+    with (its Lemma 2 and equation 14), for equal levels :math:`(\varepsilon_0,\delta_0)`.
+
+    The :math:`m=n-1` other users give :math:`(\xi_0,\xi_1)\sim\sum^m
+    \mathrm{MultiBern}(p/2,p/2,1-p)` with :math:`p=2(1-\delta_0)/(1+e^{\varepsilon_0})`: exactly,
+    :math:`P(\xi_0=k_0,\xi_1=k_1)=\mathrm{Bin}(k_0+k_1;m,p)\,\mathrm{Bin}(k_0;k_0+k_1,1/2)`. The
+    Gaussian with the same mean and covariance is discretized by giving each lattice point the
+    mass :math:`h(k_0,k_1)` of its unit cell :math:`[k_0\pm\frac12]\times[k_1\pm\frac12]` (the
+    seed prints a quarter cell, whose masses cannot sum to one), computed by 8-point
+    Gauss-Legendre quadrature over :math:`k_1` of the conditional normal law of :math:`\xi_0`.
+
+    Returns ``(pointwise, total_variation)``: the seed's quantity
+    :math:`\sup_{k}\lvert P(k)-h(k)\rvert` of equation (14), and the total-variation distance
+    :math:`\tfrac12\sum_k\lvert P(k)-h(k)\rvert` (plus half the mass left outside the grid) that the
+    proof of Theorem 2 actually subtracts, twice, from the trade-off function.
+
+    >>> point, tv = gspa_normal_approximation_error(1.0, 1000)
+    >>> bool(0 < point < tv < 0.1)
+    True
+    """
+    eps_val = float(check_epsilon(eps0, "eps0"))
+    m = check_integer(n, "n", 2) - 1
+    p = float(2 * (1 - check_delta(delta0, "delta0")) * expit(-eps_val))
+    half = p / 2
+    low, high, _ = binomial_bulk(m, half)  # bulk of each coordinate's Bin(m, p/2) marginal
+    k = np.arange(low, high + 1)
+    k0, k1 = np.meshgrid(k, k, indexing="ij")
+    total = k0 + k1
+    with np.errstate(invalid="ignore"):
+        exact = np.where(total <= m, binom.pmf(total, m, p) * binom.pmf(k0, total, 0.5), 0.0)
+    mean, var, cov = m * half, m * half * (1 - half), -m * half * half
+    sd = np.sqrt(var)
+    slope, cond_sd = cov / var, np.sqrt(var - cov * cov / var)
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    cells = np.zeros(exact.shape)
+    for node, weight in zip(nodes, weights, strict=True):
+        t = k1 + node / 2  # quadrature point inside [k1 - 1/2, k1 + 1/2]
+        centre = mean + slope * (t - mean)
+        band = norm.cdf((k0 + 0.5 - centre) / cond_sd) - norm.cdf((k0 - 0.5 - centre) / cond_sd)
+        cells += weight / 2 * norm.pdf(t, mean, sd) * band
+    gap = np.abs(exact - cells)
+    outside = max(0.0, 1.0 - cells.sum()) + max(0.0, 1.0 - exact.sum())
+    return float(gap.max()), float(0.5 * (gap.sum() + outside))
