@@ -3,7 +3,7 @@ r"""Shuffled SGD with personalized Gaussian noise (seed 001, Algorithm 3) for so
 The model is multinomial logistic regression: weights :math:`W` of shape ``(d + 1, k)`` (the last
 row is the bias), class probabilities :math:`\mathrm{softmax}(xW)`, cross-entropy loss.
 
-Two departures from the algorithm as printed, both needed for its noise to mean what it says:
+Three departures from the algorithm as printed, all needed for its guarantee to mean what it says:
 
 - The seed clips the *average* gradient of a client to norm :math:`C` and then calibrates the noise
   to sensitivity :math:`2C/m`. Clipping the average does not limit one record's influence to
@@ -13,6 +13,10 @@ Two departures from the algorithm as printed, both needed for its noise to mean 
   proved only for :math:`\varepsilon<1`, with budgets up to 2. Here the exact (analytic)
   calibration of :func:`shuffle_lib.gaussian_sigma` is used, valid for every
   :math:`\varepsilon`.
+- The seed draws the order of the clients once (line 3) and reuses it in every epoch. Then a
+  client's updates sit at the same step of every epoch and can be linked across epochs, so the
+  epochs are not independent shuffled releases and the :math:`\sqrt T\mu` composition of its
+  Theorem 5 has nothing to compose. A fresh order is drawn for every epoch here.
 
 So each noisy client update is :math:`(\varepsilon_i,\delta_i)`-DP for any one record of that
 client. What the shuffled training as a whole guarantees is only the seed's approximation
@@ -162,8 +166,8 @@ def shuffled_personalized_sgd(
     r"""Seed 001, Algorithm 3: shuffled SGD where client :math:`i` adds its own Gaussian noise.
 
     The records are split at random into ``len(eps)`` clients of equal size :math:`m` (left-over
-    records are dropped). A random order :math:`\pi` of the clients is drawn once; in every epoch
-    the clients take one step each in that order, without replacement:
+    records are dropped). In every epoch a fresh random order :math:`\pi` of the clients is drawn
+    and the clients take one step each in that order, without replacement:
     :math:`W\leftarrow W-\eta(\bar g_i+b_i)`, with :math:`\bar g_i` the mean of the client's
     per-record gradients clipped to norm :math:`C` and
     :math:`b_i\sim N(0,\sigma_i^2 I)`, :math:`\sigma_i` from :func:`client_noise_scales`.
@@ -191,11 +195,10 @@ def shuffled_personalized_sgd(
     batch = x.shape[0] // clients
     members = gen.permutation(x.shape[0])[: batch * clients].reshape(clients, batch)
     sigmas = client_noise_scales(eps_arr, delta, clip, batch)
-    order = gen.permutation(clients)
     weights = np.zeros((x.shape[1] + 1, k))
     path = np.empty((steps, *weights.shape))
     for epoch in range(steps):
-        for client in order:
+        for client in gen.permutation(clients):  # a new shuffle every epoch
             rows = members[client]
             grads = clip_rows(per_record_gradients(weights, x[rows], y[rows]), clip)
             noise = gen.standard_normal(weights.shape) * sigmas[client]

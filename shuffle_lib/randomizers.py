@@ -229,3 +229,31 @@ def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.nda
     eps_arr = check_epsilon(eps, positive=True)
     result = np.sqrt(2.0 / n) * float(check_positive(sensitivity, "sensitivity")) / eps_arr
     return scalar_or_array(result)
+
+
+def personalized_rr_estimate_std(eps: ArrayLike) -> float:
+    r"""Standard deviation of :func:`rr_frequency_estimate` for users running randomized response
+    at their own levels :math:`\varepsilon_i` (seed 001, Algorithm 2), on any fixed dataset: each
+    report has variance :math:`q_i(1-q_i)` whatever its input, :math:`q_i=1/(1+e^{\varepsilon_i})`,
+    so :math:`\mathrm{sd}(z)=\sqrt{\sum_i q_i(1-q_i)}/\sum_i(1-2q_i)`.
+
+    >>> bool(np.isclose(personalized_rr_estimate_std(np.full(100, 1.0)), rr_estimate_std(100, 1.0)))
+    True
+    """
+    eps_arr = np.atleast_1d(check_epsilon(eps, positive=True))
+    flip = expit(-eps_arr)
+    return float(np.sqrt(np.sum(flip * (1 - flip))) / np.sum(1 - 2 * flip))
+
+
+def personalized_laplace_mean_std(eps: ArrayLike, sensitivity: float = 1.0) -> float:
+    r"""Standard deviation of the mean of :math:`n` values privatized with
+    :math:`\mathrm{Lap}(\Delta/\varepsilon_i)` (seed 001, Algorithm 1):
+    :math:`\sqrt{2\sum_i(\Delta/\varepsilon_i)^2}/n`.
+
+    >>> spread = personalized_laplace_mean_std(np.full(100, 1.0))
+    >>> bool(np.isclose(spread, laplace_mean_std(100, 1.0)))
+    True
+    """
+    eps_arr = np.atleast_1d(check_epsilon(eps, positive=True))
+    scale = float(check_positive(sensitivity, "sensitivity")) / eps_arr
+    return float(np.sqrt(2 * np.sum(scale**2)) / eps_arr.size)

@@ -210,3 +210,31 @@ def test_classic_gaussian_formula_really_fails_beyond_its_range() -> None:
     eps, delta = 10.0, 1e-5
     sigma = np.sqrt(2 * np.log(1.25 / delta)) / eps
     assert gdp_delta(1.0 / sigma, eps) > 2 * delta
+
+
+def test_personalized_standard_deviations_match_simulation() -> None:
+    from shuffle_lib import (
+        laplace_mechanism,
+        personalized_laplace_mean_std,
+        personalized_rr_estimate_std,
+        randomized_response,
+        rr_frequency_estimate,
+    )
+
+    gen = np.random.default_rng(11)
+    levels = gen.uniform(0.1, 2.0, 2000)
+    reps = 2000
+    # frequency estimation on one fixed dataset with 70% ones, in random positions
+    bits = gen.permutation(np.arange(2000) < 1400)
+    estimates = [rr_frequency_estimate(randomized_response(bits, levels, rng=gen), levels)
+                 for _ in range(reps)]
+    predicted = personalized_rr_estimate_std(levels)
+    # the sample sd of 2000 draws is within 10% of the truth with overwhelming probability
+    assert np.std(estimates) == pytest.approx(predicted, rel=0.1)
+    # unbiased for the level-weighted fraction of ones, which is 0.7 up to the random positions
+    weights = 1 - 2 / (1 + np.exp(levels))
+    target = np.sum(weights * bits) / np.sum(weights)
+    assert abs(np.mean(estimates) - target) < 4 * predicted / np.sqrt(reps)
+    values = gen.uniform(20, 80, 2000)
+    means = laplace_mechanism(np.broadcast_to(values, (reps, 2000)), levels, 60.0, rng=gen).mean(1)
+    assert np.std(means) == pytest.approx(personalized_laplace_mean_std(levels, 60.0), rel=0.1)
