@@ -19,7 +19,7 @@ PROFILES = {
     "Unif 2": "U(0.01, 2)",
     "Unif 3": "U(0.5, 1)",
     "Constant": "0.5 for everybody",
-    "Mixed constant": "0.5 for half the users, 0.01 for the other half",
+    "Mixed constant": "half at 0.5, half at 0.01",
 }
 
 
