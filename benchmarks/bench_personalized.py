@@ -23,14 +23,14 @@ def _user_by_user(probabilities: np.ndarray) -> np.ndarray:
 
 BENCHMARKS = [
     Benchmark(
-        name="personalized_numerical U(0.01,2): n=1e5 vs n=1e4 grown like n",
+        name="personalized_numerical U(0.01,2): n=1e5 vs 1e4, like n",
         ours=lambda: personalized_numerical_epsilon(_levels(10**5), 0.0, 1e-4),
         ours_size=10**5,
         baseline=lambda: personalized_numerical_epsilon(_levels(10**4), 0.0, 1e-4),
         baseline_size=10**4,
     ),
     Benchmark(
-        name="poisson_binomial n=1e5 vs user-by-user convolution (n=1e4, grown like n^2)",
+        name="poisson_binomial 1e5 vs user-by-user (1e4, like n^2)",
         ours=lambda: poisson_binomial_pmf(2 * expit(-_levels(10**5))),
         ours_size=10**5,
         baseline=lambda: _user_by_user(2 * expit(-_levels(10**4))),
