@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import bdtrc
+from scipy.special import bdtrc, logsumexp
 from scipy.stats import binom
 
 #: Mass of each binomial tail that is not summed; callers add it to delta (upper bounds) or
@@ -67,6 +67,15 @@ def log_mixture_divergence(counts: np.ndarray, keep: ArrayLike, eps: float) -> n
             value = np.where(log_b < log_a, log_a + np.log1p(-np.exp(log_b - log_a)), -np.inf)
             best = np.maximum(best, value)
     return np.where(active, best, -np.inf)
+
+
+def averaged_mixture_divergence(
+    log_weights: np.ndarray, counts: np.ndarray, keep: ArrayLike, eps: float
+) -> float:
+    """sum_c w_c H_{e^eps}(P_c || Q_c) for the pairs of :func:`log_mixture_divergence`, with
+    weights given as logs, summed in log space; 0 when every term vanishes."""
+    terms = log_weights + log_mixture_divergence(counts, keep, eps)
+    return float(np.exp(logsumexp(terms))) if np.isfinite(terms).any() else 0.0
 
 
 def target_count_laws(others: np.ndarray, keep: float) -> tuple[np.ndarray, np.ndarray]:

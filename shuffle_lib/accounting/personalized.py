@@ -22,8 +22,8 @@ from scipy.stats import binom, norm
 from shuffle_lib._numerics import EPS_TOL, bisect, smallest_certified_eps
 from shuffle_lib._validation import RngLike, as_rng, check_delta, check_epsilon, check_integer
 from shuffle_lib.accounting._binomial import (
+    averaged_mixture_divergence,
     binomial_bulk,
-    log_mixture_divergence,
     poisson_binomial_pmf,
     target_count_laws,
     two_sided_hockey_stick,
@@ -124,12 +124,9 @@ def personalized_clone_delta(
     usable = (totals >= 1) & (mass > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = (delta_t * w_same / 2 + (1 - delta_t) * w_below * keep) / mass
-    if not usable.any():
-        return min(1.0, dropped)
-    log_terms = np.log(mass[usable]) + log_mixture_divergence(
-        totals[usable] - 1, effective[usable], eps_val
+    summed = averaged_mixture_divergence(
+        np.log(mass[usable]), totals[usable] - 1, effective[usable], eps_val
     )
-    summed = float(np.exp(logsumexp(log_terms))) if np.isfinite(log_terms).any() else 0.0
     return min(1.0, summed + dropped)
 
 
@@ -196,8 +193,7 @@ class _ExposedReduction:
         self.exposed = exposed
 
     def delta(self, eps: float) -> float:
-        terms = self.log_weights + log_mixture_divergence(self.counts, self.keep, eps)
-        summed = float(np.exp(logsumexp(terms))) if np.isfinite(terms).any() else 0.0
+        summed = averaged_mixture_divergence(self.log_weights, self.counts, self.keep, eps)
         return min(1.0, self.exposed + (1 - self.exposed) * (summed + self.dropped))
 
 

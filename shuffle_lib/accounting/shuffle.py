@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 from scipy.stats import binom
 
 from shuffle_lib._numerics import EPS_TOL, bisect, scalar_or_array, smallest_certified_eps
@@ -34,8 +34,8 @@ from shuffle_lib._validation import (
     check_probability,
 )
 from shuffle_lib.accounting._binomial import (
+    averaged_mixture_divergence,
     binomial_bulk,
-    log_mixture_divergence,
     poisson_binomial_pmf,
     target_count_laws,
     two_sided_hockey_stick,
@@ -172,8 +172,7 @@ class _CloneReduction:
     def delta(self, eps: float) -> float:
         if eps >= self.eps0:
             return 0.0  # every likelihood ratio is at most e^eps0
-        total = self.log_weight + log_mixture_divergence(self.counts, self.keep, eps)
-        summed = float(np.exp(logsumexp(total))) if np.isfinite(total).any() else 0.0
+        summed = averaged_mixture_divergence(self.log_weight, self.counts, self.keep, eps)
         return min(1.0, summed + self.left_out)
 
 
