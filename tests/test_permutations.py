@@ -1,0 +1,145 @@
+"""Permutations, rank distances and the Mallows model (seed 000, Section 3.2, Appendix A.2)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from shuffle_lib.permutations import (
+    compose,
+    hamming_distance,
+    inverse,
+    is_permutation,
+    kendall_tau_distance,
+    log_derangements,
+    mallows_log_normalizer,
+    mallows_log_pmf,
+    mallows_sample,
+    random_derangement,
+    rank_distance,
+)
+
+
+def _kendall_brute_force(a: np.ndarray, b: np.ndarray) -> int:
+    """Pairs of items ordered differently by the rankings a and b, by enumeration."""
+    pos_a, pos_b = np.argsort(a), np.argsort(b)
+    n = len(a)
+    return sum((pos_a[x] - pos_a[y]) * (pos_b[x] - pos_b[y]) < 0
+               for x in range(n) for y in range(x + 1, n))
+
+
+def test_seed_examples() -> None:
+    identity = np.arange(10)
+    swapped = np.array([0, 1, 2, 5, 4, 3, 6, 7, 8, 9])  # (1 2 3 6 5 4 7 8 9 10), 0-based
+    assert kendall_tau_distance(identity, swapped) == 3
+    assert hamming_distance(identity, swapped) == 2
+
+
+def test_kendall_matches_brute_force(rng: np.random.Generator) -> None:
+    for n in (1, 2, 5, 30, 200):
+        for _ in range(5):
+            a, b = rng.permutation(n), rng.permutation(n)
+            assert kendall_tau_distance(a, b) == _kendall_brute_force(a, b)
+            assert kendall_tau_distance(a, b) == kendall_tau_distance(b, a)
+
+
+def test_kendall_is_invariant_under_relabelling_items(rng: np.random.Generator) -> None:
+    # the property the fast sampler relies on: d(r[a], r[b]) = d(a, b) for any relabelling r
+    for _ in range(20):
+        a, b, r = (rng.permutation(50) for _ in range(3))
+        assert kendall_tau_distance(r[a], r[b]) == kendall_tau_distance(a, b)
+
+
+def test_inverse_and_compose(rng: np.random.Generator) -> None:
+    a, b = rng.permutation(20), rng.permutation(20)
+    y = rng.normal(size=20)
+    np.testing.assert_array_equal(y[a][b], y[compose(a, b)])
+    np.testing.assert_array_equal(compose(a, inverse(a)), np.arange(20))
+    np.testing.assert_array_equal(inverse(inverse(a)), a)
+    assert is_permutation(a) and not is_permutation([0, 0, 1]) and not is_permutation([[0]])
+
+
+@pytest.mark.parametrize("kind", ["kendall", "hamming"])
+@pytest.mark.parametrize("theta", [0.0, 0.3, 2.0])
+def test_normalizer_and_pmf_match_enumeration(kind: str, theta: float) -> None:
+    n = 5
+    reference = np.array([3, 0, 4, 1, 2])
+    perms = [np.array(p) for p in itertools.permutations(range(n))]
+    weights = [math.exp(-theta * rank_distance(p, reference, kind)) for p in perms]
+    assert mallows_log_normalizer(n, theta, kind) == pytest.approx(math.log(sum(weights)),
+                                                                   rel=1e-12)
+    total = sum(math.exp(mallows_log_pmf(p, theta, reference, kind)) for p in perms)
+    assert total == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(("kind", "method"), [("kendall", "lehmer"), ("kendall", "rim"),
+                                              ("hamming", "auto")])
+def test_samplers_match_the_exact_pmf(kind: str, method: str) -> None:
+    # chi-square goodness of fit over all 120 permutations of 5 items, 30,000 draws
+    n, theta, draws = 5, 0.4, 30_000
+    reference = np.array([2, 4, 0, 1, 3])
+    perms = list(itertools.permutations(range(n)))
+    index = {p: i for i, p in enumerate(perms)}
+    sample = mallows_sample(n, theta, reference, kind, size=draws, rng=7, method=method)
+    observed = np.bincount([index[tuple(s)] for s in sample], minlength=len(perms))
+    expected = draws * np.exp([mallows_log_pmf(np.array(p), theta, reference, kind)
+                               for p in perms])
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_fast_sampler_has_the_right_mean_distance_at_large_n() -> None:
+    n, theta, draws = 2000, 0.01, 200
+    q = math.exp(-theta)
+    sizes = np.arange(1, n + 1)
+    mean_each = q / (1 - q) - sizes * q**sizes / (1 - q**sizes)  # truncated geometric means
+    var_each = (q / (1 - q) ** 2 - sizes**2 * q**sizes / (1 - q**sizes) ** 2)
+    reference = np.random.default_rng(1).permutation(n)
+    sample = mallows_sample(n, theta, reference, size=draws, rng=2)
+    distances = np.array([kendall_tau_distance(s, reference) for s in sample])
+    standard_error = math.sqrt(var_each.sum() / draws)
+    assert abs(distances.mean() - mean_each.sum()) < 4 * standard_error
+
+
+def test_derangements() -> None:
+    exact = [1, 0, 1, 2, 9, 44, 265]
+    for m in range(7, 26):
+        exact.append((m - 1) * (exact[-1] + exact[-2]))
+    np.testing.assert_allclose(np.exp(log_derangements(np.arange(26))),
+                               np.array(exact, dtype=float), rtol=1e-12)
+    draws = [tuple(random_derangement(4, rng=seed)) for seed in range(9_000)]
+    counts = np.unique(draws, axis=0, return_counts=True)[1]
+    assert counts.size == 9 and stats.chisquare(counts).pvalue > 1e-3
+    assert random_derangement(0).size == 0
+
+
+def test_extreme_theta_stays_finite() -> None:
+    assert mallows_log_normalizer(10**5, 1e-9) == pytest.approx(
+        math.lgamma(10**5 + 1), rel=1e-3)  # nearly uniform: log n!
+    assert mallows_log_normalizer(10**5, 800.0) == pytest.approx(0.0, abs=1e-300)
+    assert np.isfinite(mallows_log_normalizer(10**4, 1e-12, "hamming"))
+    concentrated = mallows_sample(10**4, 700.0, rng=0)
+    np.testing.assert_array_equal(concentrated, np.arange(10**4))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: kendall_tau_distance([0, 0], [0, 1]), "not a permutation"),
+        (lambda: kendall_tau_distance([0, 1], [0, 1, 2]), "same length"),
+        (lambda: inverse([0.0, 1.0]), "integers"),
+        (lambda: mallows_log_normalizer(5, -1.0), "theta"),
+        (lambda: mallows_log_normalizer(5, float("nan")), "theta"),
+        (lambda: mallows_log_normalizer(5, 1.0, "spearman"), "distance"),
+        (lambda: mallows_sample(5, 1.0, reference=[0, 1, 2]), "reference"),
+        (lambda: mallows_sample(5, 1.0, method="fast"), "method"),
+        (lambda: random_derangement(1), "no derangement"),
+        (lambda: log_derangements([-1]), "non-negative"),
+    ],
+)
+def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
