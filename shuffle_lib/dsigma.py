@@ -1,0 +1,576 @@
+r"""d_sigma-privacy and the Mallows shuffling mechanism (seed 000, Meehan et al., Section 4 and
+Appendix A). Permutation conventions: :mod:`shuffle_lib.permutations`.
+
+A *group assignment* is a list of ``n`` integer arrays; group ``i`` lists the people whose reports
+should be shuffled together with person ``i`` and contains ``i`` itself. The mechanism
+(Algorithm 1) orders people by a breadth-first search over the groups (the reference ranking),
+draws a ranking from the Mallows model around it, and releases the reports in the order that the
+draw induces: ``z = y[order]`` with ``order = output_order(reference, sampled)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike
+from scipy import sparse
+from scipy.spatial import cKDTree
+
+from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
+from shuffle_lib.permutations import (
+    check_permutation,
+    inverse,
+    mallows_log_normalizer,
+    mallows_sample,
+    rank_distance,
+)
+
+Groups = list[np.ndarray]
+
+
+def check_groups(groups: list[ArrayLike], n: int | None = None) -> Groups:
+    """Validate a group assignment: ``n`` non-empty integer arrays with indices in range, group
+    ``i`` containing ``i``. Returns int64 arrays (duplicates removed, order kept)."""
+    count = len(groups) if n is None else n
+    if count == 0 or len(groups) != count:
+        raise ValueError(f"need one group per person ({count}), got {len(groups)}")
+    out = []
+    for i, group in enumerate(groups):
+        arr = np.asarray(group)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"group {i} must be a non-empty 1-D integer array, got {group!r}")
+        if arr.min() < 0 or arr.max() >= count:
+            raise ValueError(f"group {i} has an index outside 0..{count - 1}: {group!r}")
+        if not np.any(arr == i):
+            raise ValueError(f"group {i} must contain its owner {i}, got {group!r}")
+        _, first = np.unique(arr, return_index=True)
+        out.append(arr[np.sort(first)].astype(np.int64))
+    return out
+
+
+def _as_points(points: ArrayLike) -> np.ndarray:
+    arr = np.asarray(points, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] == 0 or not np.isfinite(arr).all():
+        raise ValueError(f"points must be a non-empty (n, d) finite array, got shape {arr.shape}")
+    return arr
+
+
+def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
+    r"""Group of person ``i``: everybody within Euclidean distance :math:`r_i` of their public
+    position (seed 000, Section 4.2, :math:`G_i=\{j: d(t_i,t_j)\le r\}`). ``r`` is one radius or
+    one per person. A KD-tree answers the queries; no distance matrix is formed.
+
+    >>> [g.tolist() for g in groups_within_radius([0.0, 0.5, 3.0], 1.0)]
+    [[0, 1], [0, 1], [2]]
+    """
+    arr = _as_points(points)
+    radii = np.broadcast_to(np.asarray(r, dtype=float), (arr.shape[0],))
+    if not np.all(np.isfinite(radii)) or (radii < 0).any():
+        raise ValueError(f"radii must be finite and >= 0, got {r!r}")
+    found = cKDTree(arr).query_ball_point(arr, radii, return_sorted=True)
+    return [np.asarray(g, dtype=np.int64) for g in found]
+
+
+def groups_nearest(points: ArrayLike, k: int) -> Groups:
+    """Group of person ``i``: the ``k`` people closest to them, themselves included (the seed's
+    fixed-size groups, Section 4.2). Ties are broken by the KD-tree's order.
+
+    >>> [sorted(g.tolist()) for g in groups_nearest([0.0, 0.4, 3.0], 2)]
+    [[0, 1], [0, 1], [1, 2]]
+    """
+    arr = _as_points(points)
+    size = check_integer(k, "k", 1)
+    if size > arr.shape[0]:
+        raise ValueError(f"k = {size} exceeds the number of people {arr.shape[0]}")
+    _, idx = cKDTree(arr).query(arr, k=size)
+    idx = np.asarray(idx).reshape(arr.shape[0], size)
+    own = np.arange(arr.shape[0])
+    groups = []
+    for i, row in enumerate(idx):  # make sure the owner is present even with duplicate points
+        if not np.any(row == i):
+            row = np.concatenate([[own[i]], row[:-1]])
+        groups.append(row.astype(np.int64))
+    return groups
+
+
+def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
+    r"""Group of person ``i``: every node within path length :math:`r_i` of node ``i`` in an
+    undirected graph whose nodes are ``0..n-1`` (seed 000, Section 4.2: friends within distance
+    ``r`` in a social network). Computed with sparse matrix powers of the adjacency matrix, so the
+    memory is that of the groups, not of an ``n x n`` table.
+
+    >>> [g.tolist() for g in groups_from_graph(nx.path_graph(4), 1)]
+    [[0, 1], [0, 1, 2], [1, 2, 3], [2, 3]]
+    """
+    n = graph.number_of_nodes()
+    if n == 0 or set(graph.nodes) != set(range(n)):
+        raise ValueError("graph nodes must be exactly 0..n-1")
+    radii = np.broadcast_to(np.asarray(r), (n,))
+    if not np.issubdtype(radii.dtype, np.integer) or (radii < 0).any():
+        raise ValueError(f"path-length radii must be non-negative integers, got {r!r}")
+    step = nx.to_scipy_sparse_array(graph, nodelist=range(n), format="csr", dtype=np.int8)
+    step = (step + sparse.eye_array(n, dtype=np.int8, format="csr")).astype(bool)
+    reach = sparse.eye_array(n, dtype=bool, format="csr")
+    groups: list[np.ndarray | None] = [None] * n
+    for hops in range(int(radii.max()) + 1):
+        for i in np.flatnonzero(radii == hops):
+            groups[i] = reach[[i]].indices.astype(np.int64)
+        reach = (reach @ step).astype(bool)
+    return [np.sort(g) for g in groups]
+
+
+def _union_graph(groups: Groups) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (indptr, indices) of the graph joining i to every member of G_i and back. Row i lists
+    the members of G_i in their given order, then the people whose groups list i (increasing)."""
+    n = len(groups)
+    sizes = np.array([g.size for g in groups])
+    owners = np.repeat(np.arange(n), sizes)
+    members = np.concatenate(groups)
+    rows = np.concatenate([owners, members])
+    cols = np.concatenate([members, owners])
+    rank = np.concatenate([np.arange(owners.size), owners.size + cols[owners.size:]])
+    keep = rows != cols
+    rows, cols, rank = rows[keep], cols[keep], rank[keep]
+    order = np.lexsort((rank, rows))
+    rows, cols = rows[order], cols[order]
+    _, first = np.unique(rows * n + cols, return_index=True)  # drop repeated edges
+    first = np.sort(first)
+    rows, cols = rows[first], cols[first]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+    return indptr, cols
+
+
+@njit(cache=True)
+def _bfs_all(indptr: np.ndarray, indices: np.ndarray,
+             roots: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """Breadth-first order covering every node, starting a new search from the next unvisited
+    node of ``roots`` whenever one ends."""
+    n = indptr.size - 1
+    visited = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    head = 0
+    tail = 0
+    for root in roots:
+        if visited[root]:
+            continue
+        visited[root] = True
+        order[tail] = root
+        tail += 1
+        while head < tail:
+            node = order[head]
+            head += 1
+            for k in range(indptr[node], indptr[node + 1]):
+                nxt = indices[k]
+                if not visited[nxt]:
+                    visited[nxt] = True
+                    order[tail] = nxt
+                    tail += 1
+    return order
+
+
+def bfs_reference_permutation(groups: list[ArrayLike]) -> np.ndarray:
+    """Algorithm 1, steps 2-4: join ``i`` to every member of ``G_i``, start at the person with the
+    largest group and list people in breadth-first order. When a connected component is exhausted,
+    the search restarts at the unvisited person with the largest group, so every component is
+    covered. Tie-breaks (documented, deterministic): among equal group sizes the smaller index
+    starts first; a node's neighbours are visited in the order its own group lists them, then the
+    people whose groups list it, by increasing index.
+
+    >>> bfs_reference_permutation([[0, 1], [1, 0, 2], [2, 1], [3]]).tolist()
+    [1, 0, 2, 3]
+    """
+    checked = check_groups(groups)
+    sizes = np.array([g.size for g in checked])
+    roots = np.lexsort((np.arange(sizes.size), -sizes))  # largest group first, then index
+    indptr, indices = _union_graph(checked)
+    return _bfs_all(indptr, indices, roots)
+
+
+def group_widths(reference: ArrayLike, groups: list[ArrayLike]) -> np.ndarray:
+    r"""Width of every group in the reference ranking: the largest gap between the ranks of two
+    members, :math:`\omega_i=\max_{j,k\in G_i}|\sigma_0^{-1}(j)-\sigma_0^{-1}(k)|` (seed 000,
+    Section 4.4).
+
+    >>> sigma = np.array([1, 3, 7, 8, 6, 4, 5, 2, 9, 10]) - 1  # the seed's example, 0-based
+    >>> g1 = np.array([1, 7, 8, 2, 5, 6]) - 1
+    >>> int(group_widths(sigma, [g1] + [[i] for i in range(1, 10)])[0])
+    7
+    """
+    ref = check_permutation(reference, "reference")
+    checked = check_groups(groups, ref.size)
+    ranks = inverse(ref)
+    flat = ranks[np.concatenate(checked)]
+    starts = np.concatenate([[0], np.cumsum([g.size for g in checked])[:-1]])
+    return np.maximum.reduceat(flat, starts) - np.minimum.reduceat(flat, starts)
+
+
+def max_width(reference: ArrayLike, groups: list[ArrayLike]) -> int:
+    """Largest group width, :math:`\\omega_G` (seed 000, Section 4.4)."""
+    return int(group_widths(reference, groups).max())
+
+
+def kendall_sensitivity(width: ArrayLike) -> np.ndarray | float:
+    """Sensitivity of Kendall's tau for a reference of width ``w``: :math:`w(w+1)/2` (seed 000,
+    Property 4), in floating point so that huge widths cannot overflow.
+
+    >>> kendall_sensitivity(7)
+    28.0
+    """
+    w = np.asarray(width, dtype=float)
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise ValueError(f"width must be finite and >= 0, got {width!r}")
+    out = w * (w + 1) / 2
+    return float(out) if out.ndim == 0 else out
+
+
+def _sensitivity(reference: np.ndarray, groups: Groups, distance: str) -> float:
+    """Kendall: Property 4 from the width; Hamming: the largest group of two or more people (one
+    group's reports can change at most that many fixed points, and a derangement of it does)."""
+    if distance == "kendall":
+        return float(kendall_sensitivity(max_width(reference, groups)))
+    largest = max(g.size for g in groups)
+    return float(largest) if largest >= 2 else 0.0
+
+
+def _all_permutations(n: int) -> np.ndarray:
+    return np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+
+
+def _log_weights_of_orders(reference: np.ndarray, orders: np.ndarray, distance: str) -> np.ndarray:
+    """-d(order[reference], reference) for every release order (the unnormalized log-probability
+    per unit theta), by brute force."""
+    return -np.array([rank_distance(o[reference], reference, distance) for o in orders], float)
+
+
+def _perm_index(perms: np.ndarray) -> np.ndarray:
+    """Rank of each row among all permutations of its length in lexicographic order."""
+    n = perms.shape[1]
+    smaller_right = (perms[:, :, None] > perms[:, None, :]) & np.triu(np.ones((n, n), bool), 1)
+    code = smaller_right.sum(axis=2)
+    weights = np.array([math.factorial(n - 1 - i) for i in range(n)])
+    return code @ weights
+
+
+def sensitivity_brute_force(reference: ArrayLike, groups: list[ArrayLike],
+                            distance: str = "kendall") -> float:
+    r"""The sensitivity :math:`\Delta(\sigma_0:d,G)` by enumeration, for tiny ``n`` (at most 8):
+    the largest change of :math:`d(o\sigma_0,\sigma_0)` between two release orders that differ by
+    a rearrangement of one group's reports (seed 000, Section 4.4). Shows how tight Property 4 is.
+
+    >>> sensitivity_brute_force([0, 1, 2], [[0, 1], [1, 0], [2]])
+    1.0
+    """
+    ref = check_permutation(reference, "reference")
+    if ref.size > 8:
+        raise ValueError(f"brute force is for n <= 8, got n = {ref.size}")
+    checked = check_groups(groups, ref.size)
+    orders = _all_permutations(ref.size)
+    values = _log_weights_of_orders(ref, orders, distance)
+    return max(_worst_change(values, orders, checked), _worst_change(-values, orders, checked))
+
+
+def output_order(reference: ArrayLike, sampled: ArrayLike) -> np.ndarray:
+    """Algorithm 1, steps 8-9: the release order ``sampled[inverse(reference)]``: whoever held
+    rank ``k`` in the reference now carries the report of ``sampled[k]``.
+
+    >>> ref = np.array([5, 2, 3, 8, 4, 1, 6, 7]) - 1   # the seed's Appendix A.10, 0-based
+    >>> drawn = np.array([3, 2, 5, 4, 8, 1, 7, 6]) - 1
+    >>> (output_order(ref, drawn) + 1).tolist()
+    [1, 2, 5, 8, 3, 7, 6, 4]
+    """
+    ref = check_permutation(reference, "reference")
+    drawn = check_permutation(sampled, "sampled")
+    if drawn.size != ref.size:
+        raise ValueError("reference and sampled ranking must have the same length")
+    return drawn[inverse(ref)]
+
+
+@dataclass(frozen=True)
+class DSigmaMechanism:
+    r"""The d_sigma-private shuffling mechanism (seed 000, Algorithm 1, Theorem 4.3).
+
+    ``groups`` is the group assignment, ``alpha`` the privacy parameter, ``distance`` the rank
+    distance of the Mallows model (``"kendall"`` or ``"hamming"``), ``reference`` the reference
+    ranking (by default the breadth-first ranking of :func:`bfs_reference_permutation`). The
+    dispersion is :math:`\theta=\alpha/\Delta`; with sensitivity 0 (every group a single person)
+    nothing needs shuffling and the release keeps the original order.
+
+    >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=1.0)
+    >>> mech.width, mech.sensitivity, mech.theta
+    (1, 1.0, 1.0)
+    """
+
+    groups: list[ArrayLike]
+    alpha: float
+    distance: str = "kendall"
+    reference: ArrayLike | None = None
+    _checked: Groups = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        alpha = float(check_epsilon(self.alpha, "alpha"))
+        if self.distance not in ("kendall", "hamming"):
+            raise ValueError(f"distance must be 'kendall' or 'hamming', got {self.distance!r}")
+        checked = check_groups(self.groups)
+        ref = (bfs_reference_permutation(checked) if self.reference is None
+               else check_permutation(self.reference, "reference"))
+        if ref.size != len(checked):
+            raise ValueError(f"reference has {ref.size} entries for {len(checked)} groups")
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "reference", ref)
+        object.__setattr__(self, "_checked", checked)
+
+    @property
+    def n(self) -> int:
+        return len(self._checked)
+
+    @property
+    def width(self) -> int:
+        """Largest group width in the reference ranking."""
+        return max_width(self.reference, self._checked)
+
+    @property
+    def sensitivity(self) -> float:
+        """:math:`\\Delta(\\sigma_0:d,G)`: Property 4 for Kendall, the largest group for Hamming."""
+        return _sensitivity(self.reference, self._checked, self.distance)
+
+    @property
+    def theta(self) -> float:
+        """Dispersion :math:`\\theta=\\alpha/\\Delta` (infinite when nothing needs shuffling)."""
+        return math.inf if self.sensitivity == 0 else self.alpha / self.sensitivity
+
+    def sample_permutation(self, rng: RngLike = None) -> np.ndarray:
+        """One release order ``o``: the reports are released as ``y[o]``."""
+        if math.isinf(self.theta):
+            return np.arange(self.n)
+        drawn = mallows_sample(self.n, self.theta, self.reference, self.distance, rng=rng)
+        return output_order(self.reference, drawn)
+
+    def shuffle(self, y: ArrayLike, rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
+        """Algorithm 1: returns ``(z, o)`` with ``z = y[o]``."""
+        values = np.asarray(y)
+        if values.shape[:1] != (self.n,):
+            raise ValueError(f"y must hold one report per person ({self.n}), got {values.shape}")
+        order = self.sample_permutation(rng)
+        return values[order], order
+
+    def permutation_log_prob(self, order: ArrayLike) -> float:
+        r"""log P[the mechanism releases ``y[order]``]: the Mallows log-probability of the ranking
+        ``order[reference]``, the only draw that produces this release order."""
+        o = check_permutation(order, "order")
+        if o.size != self.n:
+            raise ValueError(f"order must have {self.n} entries, got {o.size}")
+        if math.isinf(self.theta):
+            return 0.0 if np.array_equal(o, np.arange(self.n)) else -math.inf
+        d = rank_distance(o[self.reference], self.reference, self.distance)
+        return -self.theta * d - mallows_log_normalizer(self.n, self.theta, self.distance)
+
+
+def rescaled_alpha(mechanism: DSigmaMechanism, other_groups: list[ArrayLike]) -> float:
+    r"""Theorem 4.4: the same mechanism is :math:`(\alpha',G')`-d_sigma private for any other group
+    assignment, with :math:`\alpha'=\alpha\,\Delta(\sigma_0:d,G')/\Delta(\sigma_0:d,G)`
+    (that is, :math:`\theta\,\Delta(\sigma_0:d,G')`).
+
+    >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2], [3]], alpha=1.0, reference=[0, 1, 2, 3])
+    >>> rescaled_alpha(mech, [[0, 1, 2], [1], [2], [3]])
+    3.0
+    """
+    other = check_groups(other_groups, mechanism.n)
+    if math.isinf(mechanism.theta):
+        raise ValueError("the mechanism does not shuffle (sensitivity 0): no alpha' is finite")
+    return mechanism.theta * _sensitivity(mechanism.reference, other, mechanism.distance)
+
+
+def reidentification_odds_bound(eps: float, alpha: float, group_size: int, k: int) -> float:
+    r"""Theorem 4.2: an adversary who tries to single out the reports of ``k`` members of a group
+    of size :math:`r` loses at least :math:`\lfloor (r-k)/k\rfloor\,e^{-(2k\varepsilon+\alpha)}`
+    times as often as it wins, for :math:`\varepsilon`-LDP reports shuffled by an
+    :math:`\alpha`-d_sigma private mechanism, when :math:`k<r/2`. Returns that factor; the
+    winning probability is then at most :math:`1/(1+\text{factor})`.
+
+    >>> round(reidentification_odds_bound(0.2, 0.0, 100, 5), 4)  # 19 e^{-2}
+    2.5714
+    """
+    eps_val = float(check_epsilon(eps))
+    alpha_val = float(check_epsilon(alpha, "alpha"))
+    r = check_integer(group_size, "group_size", 1)
+    size = check_integer(k, "k", 1)
+    if not size < r / 2:
+        raise ValueError(f"the bound needs k < r / 2, got k = {size}, r = {r}")
+    return float((r - size) // size * math.exp(-(2 * size * eps_val + alpha_val)))
+
+
+def _worst_change(values: np.ndarray, orders: np.ndarray, groups: Groups) -> float:
+    """max over release orders o, groups G and rearrangements rho of G's reports of
+    values[o] - values[rho o] (orders lists every permutation, in lexicographic order)."""
+    worst = 0.0
+    n = orders.shape[1]
+    for group in {tuple(sorted(g.tolist())) for g in groups}:
+        for rearranged in itertools.permutations(group):
+            relabel = np.arange(n)
+            relabel[list(group)] = rearranged
+            worst = max(worst, float(np.max(values - values[_perm_index(relabel[orders])])))
+    return worst
+
+
+def exhaustive_privacy_loss(mechanism: DSigmaMechanism,
+                            groups: list[ArrayLike] | None = None) -> float:
+    r"""The exact d_sigma privacy loss of ``mechanism`` for tiny ``n`` (at most 8): the largest
+    log-ratio :math:`\log P[A(\sigma(y))=z]/P[A(\sigma'(y))=z]` over all neighbouring input orders
+    :math:`\sigma\sim_{G_i}\sigma'` of ``groups`` (default: the mechanism's own) and all outputs,
+    for reports that are all distinct (the worst case). Two input orders that differ by a
+    rearrangement :math:`\rho` of one group make release orders :math:`o` and :math:`\rho o`
+    produce the same output, so the loss is :math:`\max_{o,i,\rho}\log P(o)-\log P(\rho o)`.
+    Theorem 4.3 says it is at most :math:`\alpha`.
+
+    >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=1.0)
+    >>> exhaustive_privacy_loss(mech) <= 1.0 + 1e-12
+    True
+    """
+    if mechanism.n > 8:
+        raise ValueError(f"exhaustive check is for n <= 8, got n = {mechanism.n}")
+    checked = mechanism._checked if groups is None else check_groups(groups, mechanism.n)
+    orders = _all_permutations(mechanism.n)
+    log_probs = np.array([mechanism.permutation_log_prob(o) for o in orders])
+    if np.isinf(log_probs).any():  # no shuffling: the release order is fixed
+        return 0.0 if all(g.size == 1 for g in checked) else math.inf
+    return _worst_change(log_probs, orders, checked)
+
+
+def preservation(order: ArrayLike, subset: ArrayLike) -> float:
+    r"""Fraction of the subset :math:`S` whose positions still carry reports from :math:`S` after
+    the release order: :math:`|\{o(i): i\in S\}\cap S|/|S|` (seed 000, Definition A.4).
+
+    >>> o = np.array([5, 3, 2, 6, 7, 9, 8, 1, 4, 10]) - 1   # the seed's example, 0-based
+    >>> preservation(o, np.array([1, 4, 5, 7, 8]) - 1)
+    0.8
+    """
+    o = check_permutation(order, "order")
+    members = np.unique(np.asarray(subset))
+    if members.size == 0 or members.min() < 0 or members.max() >= o.size:
+        raise ValueError(f"subset must be non-empty indices in 0..{o.size - 1}, got {subset!r}")
+    return float(np.isin(o[members], members).mean())
+
+
+def empirical_preservation(mechanism: DSigmaMechanism, subset: ArrayLike, delta: float,
+                           trials: int, rng: RngLike = None) -> float:
+    r"""The largest :math:`\eta` such that at least a fraction :math:`1-\delta` of ``trials``
+    release orders preserve at least :math:`\eta` of ``subset`` (the (eta, delta)-preservation of
+    seed 000, Definition A.4, estimated as in its Appendix A.14.1).
+
+    >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=50.0)
+    >>> empirical_preservation(mech, [0, 1], 0.01, 20, rng=0)
+    1.0
+    """
+    count = check_integer(trials, "trials", 1)
+    d = float(delta)
+    if not 0 <= d < 1:
+        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    gen = as_rng(rng)
+    values = np.sort([preservation(mechanism.sample_permutation(gen), subset)
+                      for _ in range(count)])
+    needed = math.ceil((1 - d) * count)  # trials that must reach eta
+    return float(values[count - needed])
+
+
+def _bijections_without_fixed_points(m: int, common: int) -> int:
+    """Bijections between two m-sets sharing `common` elements, fixing none of them."""
+    return sum((-1) ** j * math.comb(common, j) * math.factorial(m - j) for j in range(common + 1))
+
+
+def _bijections_with_fixed_points(m: int, common: int, fixed: int) -> int:
+    if fixed > common:
+        return 0
+    return math.comb(common, fixed) * _bijections_without_fixed_points(m - fixed, common - fixed)
+
+
+def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
+    r"""``counts[h, a]``: number of permutations of ``n`` items with ``h`` points that move and
+    exactly ``a`` members of a subset of size ``subset_size`` sent outside it (exact integers,
+    as floats). Derived directly: choose the ``a`` leaving members and the ``a`` entering outsiders,
+    where they land, and count the bijections inside and outside the subset by their fixed points
+    (inclusion-exclusion). It is the count :math:`c_h` behind seed 000, Theorem A.4, whose printed
+    formula lost symbols in extraction; the tests check it against enumeration."""
+    size = check_integer(n, "n", 1)
+    ell = check_integer(subset_size, "subset_size", 1)
+    if ell > size:
+        raise ValueError(f"subset_size {ell} exceeds n = {size}")
+    rest = size - ell
+    counts = np.zeros((size + 1, ell + 1))
+    for a in range(min(ell, rest) + 1):
+        for t1 in range(max(0, 2 * a - ell), a + 1):  # overlap of leaving and re-entered slots in S
+            ways_in = math.comb(ell, a) * math.comb(a, t1) * math.comb(ell - a, a - t1)
+            c1 = ell - 2 * a + t1
+            for t2 in range(max(0, 2 * a - rest), a + 1):
+                ways_out = math.comb(rest, a) * math.comb(a, t2) * math.comb(rest - a, a - t2)
+                c2 = rest - 2 * a + t2
+                base = ways_in * ways_out * math.factorial(a) ** 2
+                for f1 in range(c1 + 1):
+                    inside = _bijections_with_fixed_points(ell - a, c1, f1)
+                    if inside == 0:
+                        continue
+                    for f2 in range(c2 + 1):
+                        outside = _bijections_with_fixed_points(rest - a, c2, f2)
+                        counts[size - f1 - f2, a] += float(base * inside * outside)
+    return counts
+
+
+def hamming_preservation_delta(n: int, subset_size: int, eta: float, theta: float) -> float:
+    r"""Exact :math:`\delta` of (eta, delta)-preservation for the Hamming mechanism (seed 000,
+    Theorem A.4): the probability that fewer than :math:`\eta|S|` of the subset's positions keep
+    reports from the subset, :math:`\delta=\frac1\psi\sum_h e^{-\theta h}c_h`, with :math:`c_h`
+    from :func:`hamming_crossing_counts` (any subset of that size and any reference give the same
+    value). Exact integer counts, so ``n`` up to about 150.
+
+    >>> round(hamming_preservation_delta(8, 4, 1.0, 0.0), 6)  # uniform: 1 - P(subset kept whole)
+    0.985714
+    """
+    size = check_integer(n, "n", 1)
+    if size > 150:
+        raise ValueError(f"exact counts are limited to n <= 150, got {size}")
+    value = float(eta)
+    if not 0 <= value <= 1:
+        raise ValueError(f"eta must lie in [0, 1], got {eta!r}")
+    counts = hamming_crossing_counts(size, subset_size)
+    h = np.arange(size + 1)
+    log_norm = mallows_log_normalizer(size, theta, "hamming")
+    weights = np.exp(-float(theta) * h - log_norm)
+    failing = np.arange(subset_size + 1) > (1 - value) * subset_size + 1e-12
+    return float(np.clip(weights @ counts[:, failing].sum(axis=1), 0.0, 1.0))
+
+
+def optimal_width_brute_force(groups: list[ArrayLike]) -> tuple[int, np.ndarray]:
+    """The smallest possible largest width over all reference rankings, by enumeration (the
+    problem is NP-hard in general, seed 000 Theorem A.3); ``n`` at most 9. Returns the width and
+    one optimal ranking."""
+    checked = check_groups(groups)
+    n = len(checked)
+    if n > 9:
+        raise ValueError(f"brute force is for n <= 9, got n = {n}")
+    best, best_ranking = n, np.arange(n)
+    every = itertools.permutations(range(n))
+    while chunk := list(itertools.islice(every, 40_320)):
+        rankings = np.array(chunk, dtype=np.int64)
+        ranks = np.empty_like(rankings)
+        np.put_along_axis(ranks, rankings, np.arange(n)[None, :].repeat(len(chunk), 0), axis=1)
+        widths = np.zeros(len(chunk), dtype=np.int64)
+        for g in checked:
+            pos = ranks[:, g]
+            widths = np.maximum(widths, pos.max(axis=1) - pos.min(axis=1))
+        i = int(np.argmin(widths))
+        if widths[i] < best:
+            best, best_ranking = int(widths[i]), rankings[i]
+    return best, best_ranking
+
+
+def random_reference_width(groups: list[ArrayLike], rng: RngLike = None) -> int:
+    """Largest width of a uniformly random reference ranking: the naive baseline of seed 000,
+    Appendix A.16."""
+    checked = check_groups(groups)
+    return max_width(as_rng(rng).permutation(len(checked)), checked)

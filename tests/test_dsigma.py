@@ -1,0 +1,219 @@
+"""d_sigma-privacy mechanism (seed 000, Algorithm 1): worked example, exhaustive privacy check,
+groups, widths, sensitivity, preservation."""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from shuffle_lib.dsigma import (
+    DSigmaMechanism,
+    bfs_reference_permutation,
+    empirical_preservation,
+    exhaustive_privacy_loss,
+    group_widths,
+    groups_from_graph,
+    groups_nearest,
+    groups_within_radius,
+    hamming_crossing_counts,
+    hamming_preservation_delta,
+    kendall_sensitivity,
+    max_width,
+    optimal_width_brute_force,
+    output_order,
+    preservation,
+    random_reference_width,
+    reidentification_odds_bound,
+    rescaled_alpha,
+    sensitivity_brute_force,
+)
+
+# Appendix A.10 of the seed, 1-based as printed: G5 = {5, 2, 3, 8, 4}, G4 = {4, 5, 7},
+# G8 = {8, 3, 5}; the other groups are one choice consistent with its figure and reference.
+A10_GROUPS = [np.array(g) - 1 for g in ([1, 2], [2, 1, 5], [3, 6, 5, 8], [4, 5, 7],
+                                         [5, 2, 3, 8, 4], [6, 3], [7, 4], [8, 3, 5])]
+A10_REFERENCE = np.array([5, 2, 3, 8, 4, 1, 6, 7]) - 1
+
+
+def test_worked_example_of_appendix_a10() -> None:
+    reference = bfs_reference_permutation(A10_GROUPS)
+    np.testing.assert_array_equal(reference, A10_REFERENCE)
+    widths = group_widths(reference, A10_GROUPS)
+    assert widths[3] == 7 and widths.max() == 7  # omega_4 = 7
+    mech = DSigmaMechanism(A10_GROUPS, alpha=2.8)
+    assert mech.sensitivity == 28.0 and mech.theta == pytest.approx(0.1)
+    drawn = np.array([3, 2, 5, 4, 8, 1, 7, 6]) - 1
+    order = output_order(reference, drawn)
+    y = np.array([f"y{i}" for i in range(1, 9)])
+    assert y[order].tolist() == ["y1", "y2", "y5", "y8", "y3", "y7", "y6", "y4"]
+
+
+def _random_groups(n: int, rng: np.random.Generator, max_extra: int = 3) -> list[np.ndarray]:
+    groups = []
+    for i in range(n):
+        extra = rng.choice(np.delete(np.arange(n), i), size=rng.integers(0, max_extra + 1),
+                           replace=False)
+        groups.append(np.concatenate([[i], extra]))
+    return groups
+
+
+@pytest.mark.parametrize("distance", ["kendall", "hamming"])
+def test_exhaustive_privacy_check_on_random_groups(distance: str) -> None:
+    rng = np.random.default_rng(3)
+    reached = []
+    for n in (4, 5, 6):
+        for _ in range(3):
+            groups = _random_groups(n, rng)
+            mech = DSigmaMechanism(groups, alpha=1.0, distance=distance)
+            loss = exhaustive_privacy_loss(mech)
+            assert loss <= mech.alpha + 1e-9
+            assert loss == pytest.approx(mech.theta * sensitivity_brute_force(
+                mech.reference, groups, distance), abs=1e-9)
+            reached.append(loss > mech.alpha - 1e-9)
+    if distance == "hamming":
+        assert all(reached)  # the Hamming sensitivity (largest group) is always attained
+
+
+def test_sensitivity_bound_of_property_4_holds_and_is_tight_for_contiguous_groups() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        groups = _random_groups(6, rng, max_extra=2)
+        reference = rng.permutation(6)
+        exact = sensitivity_brute_force(reference, groups)
+        assert exact <= kendall_sensitivity(max_width(reference, groups)) + 1e-12
+    # a group filling its window of the reference can be reversed: the bound is attained
+    groups = [np.array([0, 1, 2])] + [np.array([i]) for i in range(1, 6)]
+    assert sensitivity_brute_force(np.arange(6), groups) == kendall_sensitivity(2) == 3.0
+
+
+def test_wrong_convention_fails_the_check() -> None:
+    # members 0 and 5 form a group: the BFS reference puts them side by side (width 1), so theta
+    # = alpha; a Mallows model on inversions of the release order itself (ignoring the reference)
+    # would let their swap change the distance by up to 9.
+    n = 6
+    groups = [np.array([0, 5])] + [np.array([i]) for i in range(1, 5)] + [np.array([5, 0])]
+    mech = DSigmaMechanism(groups, alpha=1.0)
+    assert mech.width == 1 and exhaustive_privacy_loss(mech) <= 1.0 + 1e-9
+    orders = np.array(list(itertools.permutations(range(n))))
+    wrong = np.array([-mech.theta * sum(o[i] > o[j] for i in range(n) for j in range(i + 1, n))
+                      for o in orders], dtype=float)
+    swap = np.arange(n)
+    swap[[0, 5]] = [5, 0]
+    lookup = {tuple(o): k for k, o in enumerate(orders)}
+    partner = np.array([lookup[tuple(swap[o])] for o in orders])
+    assert np.max(wrong - wrong[partner]) == pytest.approx(9.0)
+
+
+def test_rescaled_alpha_covers_other_groupings() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(4):
+        groups, others = _random_groups(5, rng, 2), _random_groups(5, rng, 2)
+        mech = DSigmaMechanism(groups, alpha=1.0)
+        assert exhaustive_privacy_loss(mech, others) <= rescaled_alpha(mech, others) + 1e-9
+
+
+def test_mechanism_probabilities_sum_to_one_and_match_sampling() -> None:
+    mech = DSigmaMechanism(_random_groups(5, np.random.default_rng(2)), 2.0)
+    orders = list(itertools.permutations(range(5)))
+    probs = np.exp([mech.permutation_log_prob(np.array(o)) for o in orders])
+    assert probs.sum() == pytest.approx(1.0, rel=1e-12)
+    draws = [tuple(mech.sample_permutation(seed)) for seed in range(4000)]
+    counts = {o: 0 for o in orders}
+    for d in draws:
+        counts[d] += 1
+    observed = np.array([counts[o] for o in orders])
+    expected = probs * len(draws)
+    big = expected > 20
+    chi2 = np.sum((observed[big] - expected[big]) ** 2 / expected[big])
+    assert chi2 < big.sum() + 6 * np.sqrt(2 * big.sum())  # about 6 standard deviations
+
+
+def test_group_constructions_against_brute_force(rng: np.random.Generator) -> None:
+    points = rng.random((300, 2))
+    radius = 0.08
+    dist = np.linalg.norm(points[:, None] - points[None], axis=2)
+    for i, g in enumerate(groups_within_radius(points, radius)):
+        np.testing.assert_array_equal(g, np.flatnonzero(dist[i] <= radius))
+    nearest = groups_nearest(points, 5)
+    assert all(g.size == 5 and i in g for i, g in enumerate(nearest))
+    graph = nx.gnp_random_graph(80, 0.04, seed=1)
+    for i, g in enumerate(groups_from_graph(graph, 2)):
+        reach = nx.single_source_shortest_path_length(graph, i, cutoff=2)
+        assert g.tolist() == sorted(reach)
+
+
+def test_bfs_covers_every_component_and_beats_random() -> None:
+    rng = np.random.default_rng(4)
+    points = np.sort(rng.random(2000))
+    groups = groups_within_radius(points[rng.permutation(2000)], 0.002)
+    reference = bfs_reference_permutation(groups)
+    assert np.array_equal(np.sort(reference), np.arange(2000))
+    assert max_width(reference, groups) < random_reference_width(groups, rng) / 10
+
+
+def test_optimal_width_brute_force_small() -> None:
+    groups = [np.array(g) for g in ([0, 3], [1, 2], [2, 1], [3, 0])]
+    width, ranking = optimal_width_brute_force(groups)
+    assert width == 1 and max_width(ranking, groups) == 1
+
+
+def test_preservation_and_the_hamming_count() -> None:
+    order = np.array([5, 3, 2, 6, 7, 9, 8, 1, 4, 10]) - 1
+    assert preservation(order, np.array([1, 4, 5, 7, 8]) - 1) == 0.8
+    n, ell = 7, 3
+    counts = np.zeros((n + 1, ell + 1))
+    for p in itertools.permutations(range(n)):
+        p = np.array(p)
+        counts[np.count_nonzero(p != np.arange(n)), ell - np.isin(p[:ell], range(ell)).sum()] += 1
+    np.testing.assert_array_equal(hamming_crossing_counts(n, ell), counts)
+
+
+def test_hamming_preservation_delta_matches_sampling() -> None:
+    n, ell, eta, theta = 8, 4, 0.75, 0.8
+    # groups of all n people: the Hamming sensitivity is n, so alpha = theta n
+    mech = DSigmaMechanism([np.roll(np.arange(n), -i) for i in range(n)], alpha=theta * n,
+                           distance="hamming")
+    assert mech.theta == pytest.approx(theta)
+    exact = hamming_preservation_delta(n, ell, eta, theta)
+    subset = mech.reference[:ell]
+    fails = np.mean([preservation(mech.sample_permutation(s), subset) < eta
+                     for s in range(4000)])
+    assert abs(fails - exact) < 4 * np.sqrt(exact * (1 - exact) / 4000)
+
+
+def test_empirical_preservation_is_a_lower_quantile() -> None:
+    mech = DSigmaMechanism(A10_GROUPS, alpha=4.0)
+    eta = empirical_preservation(mech, [1, 2, 4, 7], 0.1, 200, rng=1)
+    values = [preservation(mech.sample_permutation(s), [1, 2, 4, 7]) for s in range(2000)]
+    assert np.mean(np.array(values) >= eta) >= 0.85
+
+
+def test_reidentification_bound() -> None:
+    assert reidentification_odds_bound(0.2, 2.0, 60, 5) == pytest.approx(
+        11 * np.exp(-(2 * 5 * 0.2 + 2.0)))
+    with pytest.raises(ValueError, match="k < r / 2"):
+        reidentification_odds_bound(0.2, 1.0, 10, 5)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: DSigmaMechanism([[1], [1]], 1.0), "contain its owner"),
+        (lambda: DSigmaMechanism([[0, 2], [1]], 1.0), "outside"),
+        (lambda: DSigmaMechanism([[0], [1]], -1.0), "alpha"),
+        (lambda: DSigmaMechanism([[0], [1]], 1.0, distance="cayley"), "distance"),
+        (lambda: DSigmaMechanism([[0], [1]], 1.0, reference=[0, 0]), "permutation"),
+        (lambda: DSigmaMechanism([[0], [1]], 1.0).shuffle([1, 2, 3]), "one report"),
+        (lambda: groups_within_radius(np.empty((0, 2)), 1.0), "non-empty"),
+        (lambda: groups_within_radius([[0.0], [1.0]], -1.0), "radii"),
+        (lambda: groups_from_graph(nx.path_graph(3), -1), "non-negative"),
+        (lambda: preservation([1, 0], []), "subset"),
+        (lambda: sensitivity_brute_force(np.arange(9), [[i] for i in range(9)]), "n <= 8"),
+    ],
+)
+def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
