@@ -1,10 +1,12 @@
-"""Mallows samplers and Kendall's tau distance against their references and floors."""
+"""Mallows samplers, Kendall's tau distance and the d_sigma mechanism set-up, against their
+references, floors and growth."""
 
 from __future__ import annotations
 
 import numpy as np
 from run import Benchmark
 
+from shuffle_lib.dsigma import bfs_reference_permutation, group_widths, groups_within_radius
 from shuffle_lib.permutations import kendall_tau_distance, mallows_sample
 
 # the seed's regime: alpha = 4, Kendall sensitivity w (w + 1) / 2 for widths 10 to 1000
@@ -39,3 +41,24 @@ BENCHMARKS = [
         baseline_size=1,
     ),
 ]
+
+
+def _setup(n: int) -> None:
+    """Mechanism set-up: radius groups (about 50 neighbours each), BFS reference, widths."""
+    points = np.random.default_rng(0).random((n, 2))
+    radius = np.sqrt(50 / (np.pi * n))
+    groups = groups_within_radius(points, radius)
+    reference = bfs_reference_permutation(groups)
+    group_widths(reference, groups)
+
+
+BENCHMARKS.append(
+    Benchmark(
+        name="d_sigma set-up (radius groups, BFS, widths): 1e5 vs 1e4, like n",
+        ours=lambda: _setup(10**5),
+        ours_size=10**5,
+        baseline=lambda: _setup(10**4),
+        baseline_size=10**4,
+        repeats=2,
+    )
+)

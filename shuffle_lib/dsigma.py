@@ -35,22 +35,31 @@ Groups = list[np.ndarray]
 
 def check_groups(groups: list[ArrayLike], n: int | None = None) -> Groups:
     """Validate a group assignment: ``n`` non-empty integer arrays with indices in range, group
-    ``i`` containing ``i``. Returns int64 arrays (duplicates removed, order kept)."""
+    ``i`` containing ``i``. Returns int64 arrays (repeated members dropped, order kept). The checks
+    run on all groups at once."""
     count = len(groups) if n is None else n
     if count == 0 or len(groups) != count:
         raise ValueError(f"need one group per person ({count}), got {len(groups)}")
-    out = []
-    for i, group in enumerate(groups):
-        arr = np.asarray(group)
+    arrays = [np.asarray(g) for g in groups]
+    for i, arr in enumerate(arrays):
         if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"group {i} must be a non-empty 1-D integer array, got {group!r}")
-        if arr.min() < 0 or arr.max() >= count:
-            raise ValueError(f"group {i} has an index outside 0..{count - 1}: {group!r}")
-        if not np.any(arr == i):
-            raise ValueError(f"group {i} must contain its owner {i}, got {group!r}")
-        _, first = np.unique(arr, return_index=True)
-        out.append(arr[np.sort(first)].astype(np.int64))
-    return out
+            raise ValueError(f"group {i} must be a non-empty 1-D integer array, got {groups[i]!r}")
+    sizes = np.array([a.size for a in arrays])
+    members = np.concatenate(arrays).astype(np.int64)
+    owners = np.repeat(np.arange(count), sizes)
+    outside = (members < 0) | (members >= count)
+    if outside.any():
+        i = int(owners[np.argmax(outside)])
+        raise ValueError(f"group {i} has an index outside 0..{count - 1}: {groups[i]!r}")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    has_owner = np.logical_or.reduceat(members == owners, starts)
+    if not has_owner.all():
+        i = int(np.argmin(has_owner))
+        raise ValueError(f"group {i} must contain its owner {i}, got {groups[i]!r}")
+    pairs = np.sort(owners * count + members)
+    if np.any(pairs[1:] == pairs[:-1]):  # some group repeats a member: keep first occurrences
+        return [a[np.sort(np.unique(a, return_index=True)[1])].astype(np.int64) for a in arrays]
+    return np.split(members, starts[1:])
 
 
 def _as_points(points: ArrayLike) -> np.ndarray:
@@ -74,7 +83,16 @@ def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
     radii = np.broadcast_to(np.asarray(r, dtype=float), (arr.shape[0],))
     if not np.all(np.isfinite(radii)) or (radii < 0).any():
         raise ValueError(f"radii must be finite and >= 0, got {r!r}")
-    found = cKDTree(arr).query_ball_point(arr, radii, return_sorted=True)
+    n = arr.shape[0]
+    tree = cKDTree(arr)
+    if np.all(radii == radii[0]):  # one radius: all close pairs at once, then split by owner
+        pairs = tree.query_pairs(float(radii[0]), output_type="ndarray")
+        owners = np.concatenate([pairs[:, 0], pairs[:, 1], np.arange(n)])
+        members = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(n)])
+        key = np.sort(owners.astype(np.int64) * n + members)  # by owner, then member
+        starts = np.cumsum(np.bincount(owners, minlength=n))[:-1]
+        return np.split(key % n, starts)
+    found = tree.query_ball_point(arr, radii, return_sorted=True)
     return [np.asarray(g, dtype=np.int64) for g in found]
 
 
@@ -126,33 +144,26 @@ def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
     return [np.sort(g) for g in groups]
 
 
-def _union_graph(groups: Groups) -> tuple[np.ndarray, np.ndarray]:
-    """CSR (indptr, indices) of the graph joining i to every member of G_i and back. Row i lists
-    the members of G_i in their given order, then the people whose groups list i (increasing)."""
+def _forward_and_reverse(groups: Groups) -> tuple[np.ndarray, ...]:
+    """CSR arrays of the groups (row i lists G_i in its order) and of their transpose (row i lists
+    the people whose groups contain i, by increasing index)."""
     n = len(groups)
     sizes = np.array([g.size for g in groups])
-    owners = np.repeat(np.arange(n), sizes)
     members = np.concatenate(groups)
-    rows = np.concatenate([owners, members])
-    cols = np.concatenate([members, owners])
-    rank = np.concatenate([np.arange(owners.size), owners.size + cols[owners.size:]])
-    keep = rows != cols
-    rows, cols, rank = rows[keep], cols[keep], rank[keep]
-    order = np.lexsort((rank, rows))
-    rows, cols = rows[order], cols[order]
-    _, first = np.unique(rows * n + cols, return_index=True)  # drop repeated edges
-    first = np.sort(first)
-    rows, cols = rows[first], cols[first]
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
-    return indptr, cols
+    owners = np.repeat(np.arange(n), sizes)
+    forward_ptr = np.concatenate([[0], np.cumsum(sizes)])
+    by_member = np.argsort(members, kind="stable")
+    reverse_ptr = np.concatenate([[0], np.cumsum(np.bincount(members, minlength=n))])
+    return forward_ptr, members, reverse_ptr, owners[by_member]
 
 
 @njit(cache=True)
-def _bfs_all(indptr: np.ndarray, indices: np.ndarray,
-             roots: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
-    """Breadth-first order covering every node, starting a new search from the next unvisited
-    node of ``roots`` whenever one ends."""
-    n = indptr.size - 1
+def _bfs_all(forward_ptr: np.ndarray, forward: np.ndarray, reverse_ptr: np.ndarray,
+             reverse: np.ndarray, roots: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """Breadth-first order covering every node; a node's neighbours are its group (in order),
+    then the people whose groups list it. A new search starts from the next unvisited node of
+    ``roots`` whenever one ends."""
+    n = forward_ptr.size - 1
     visited = np.zeros(n, dtype=np.bool_)
     order = np.empty(n, dtype=np.int64)
     head = 0
@@ -166,8 +177,14 @@ def _bfs_all(indptr: np.ndarray, indices: np.ndarray,
         while head < tail:
             node = order[head]
             head += 1
-            for k in range(indptr[node], indptr[node + 1]):
-                nxt = indices[k]
+            for k in range(forward_ptr[node], forward_ptr[node + 1]):
+                nxt = forward[k]
+                if not visited[nxt]:
+                    visited[nxt] = True
+                    order[tail] = nxt
+                    tail += 1
+            for k in range(reverse_ptr[node], reverse_ptr[node + 1]):
+                nxt = reverse[k]
                 if not visited[nxt]:
                     visited[nxt] = True
                     order[tail] = nxt
@@ -189,8 +206,7 @@ def bfs_reference_permutation(groups: list[ArrayLike]) -> np.ndarray:
     checked = check_groups(groups)
     sizes = np.array([g.size for g in checked])
     roots = np.lexsort((np.arange(sizes.size), -sizes))  # largest group first, then index
-    indptr, indices = _union_graph(checked)
-    return _bfs_all(indptr, indices, roots)
+    return _bfs_all(*_forward_and_reverse(checked), roots)
 
 
 def group_widths(reference: ArrayLike, groups: list[ArrayLike]) -> np.ndarray:
