@@ -56,10 +56,41 @@ def check_groups(groups: list[ArrayLike], n: int | None = None) -> Groups:
     if not has_owner.all():
         i = int(np.argmin(has_owner))
         raise ValueError(f"group {i} must contain its owner {i}, got {groups[i]!r}")
-    pairs = np.sort(owners * count + members)
-    if np.any(pairs[1:] == pairs[:-1]):  # some group repeats a member: keep first occurrences
+    if _has_repeats(members, np.concatenate([starts, [members.size]]), count):
+        # some group repeats a member: keep first occurrences
         return [a[np.sort(np.unique(a, return_index=True)[1])].astype(np.int64) for a in arrays]
     return np.split(members, starts[1:])
+
+
+@njit(cache=True)
+def _has_repeats(members: np.ndarray, bounds: np.ndarray,
+                 n: int) -> bool:  # pragma: no cover - compiled
+    """True if some group (members[bounds[g]:bounds[g + 1]]) lists a person twice; O(total)."""
+    stamp = np.full(n, -1, dtype=np.int64)
+    for g in range(bounds.size - 1):
+        for k in range(bounds[g], bounds[g + 1]):
+            if stamp[members[k]] == g:
+                return True
+            stamp[members[k]] = g
+    return False
+
+
+@njit(cache=True)
+def _transpose(members: np.ndarray, forward_ptr: np.ndarray,
+               n: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """Counting-sort transpose: row i lists the owners whose groups contain i, increasing."""
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for k in range(members.size):
+        counts[members[k] + 1] += 1
+    reverse_ptr = np.cumsum(counts)
+    fill = reverse_ptr[:-1].copy()
+    reverse = np.empty(members.size, dtype=np.int64)
+    for owner in range(n):
+        for k in range(forward_ptr[owner], forward_ptr[owner + 1]):
+            m = members[k]
+            reverse[fill[m]] = owner
+            fill[m] += 1
+    return reverse_ptr, reverse
 
 
 def _as_points(points: ArrayLike) -> np.ndarray:
@@ -150,11 +181,9 @@ def _forward_and_reverse(groups: Groups) -> tuple[np.ndarray, ...]:
     n = len(groups)
     sizes = np.array([g.size for g in groups])
     members = np.concatenate(groups)
-    owners = np.repeat(np.arange(n), sizes)
     forward_ptr = np.concatenate([[0], np.cumsum(sizes)])
-    by_member = np.argsort(members, kind="stable")
-    reverse_ptr = np.concatenate([[0], np.cumsum(np.bincount(members, minlength=n))])
-    return forward_ptr, members, reverse_ptr, owners[by_member]
+    reverse_ptr, reverse = _transpose(members, forward_ptr, n)
+    return forward_ptr, members, reverse_ptr, reverse
 
 
 @njit(cache=True)

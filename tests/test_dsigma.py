@@ -217,3 +217,10 @@ def test_reidentification_bound() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_check_groups_drops_repeated_members_and_keeps_order() -> None:
+    from shuffle_lib.dsigma import check_groups
+
+    cleaned = check_groups([[0, 2, 2, 1], [1], [2, 0, 2]])
+    assert [g.tolist() for g in cleaned] == [[0, 2, 1], [1], [2, 0]]
