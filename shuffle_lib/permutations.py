@@ -217,15 +217,22 @@ def mallows_log_pmf(
 
 
 def _truncated_geometric(sizes: np.ndarray, theta: float, gen: np.random.Generator) -> np.ndarray:
-    """One draw on {0, ..., m - 1} with P(k) proportional to e^{-theta k} for each m in sizes,
-    by inversion of the distribution function (exact up to floating point)."""
-    u = gen.random(sizes.shape)
+    """One draw on {0, ..., m - 1} with P(k) proportional to e^{-theta k} for each m in sizes.
+
+    An untruncated geometric draw is kept when it is below m; the others are replaced by an exact
+    truncated draw (inversion of the distribution function). The result has exactly the truncated
+    law: P(k) = P(G = k) + P(G >= m) P(T = k) = P(T = k)."""
     if theta == 0:
-        return np.minimum((u * sizes).astype(np.int64), sizes - 1)
-    # P(K >= k) = (e^{-theta k} - e^{-theta m}) / (1 - e^{-theta m}); invert at 1 - u
-    mass = -np.expm1(-theta * sizes)
-    draws = np.floor(-np.log1p(-u * mass) / theta).astype(np.int64)
-    return np.minimum(draws, sizes - 1)
+        return np.minimum((gen.random(sizes.shape) * sizes).astype(np.int64), sizes - 1)
+    draws = gen.geometric(-np.expm1(-theta), size=sizes.shape) - 1
+    redo = draws >= sizes
+    if redo.any():
+        m = sizes[redo]
+        u = gen.random(m.shape)
+        # P(T >= k) = (e^{-theta k} - e^{-theta m}) / (1 - e^{-theta m}); invert at 1 - u
+        exact = np.floor(-np.log1p(-u * -np.expm1(-theta * m)) / theta).astype(np.int64)
+        draws[redo] = np.minimum(exact, m - 1)
+    return draws
 
 
 @njit(cache=True)
@@ -233,7 +240,7 @@ def _decode_lehmer(code: np.ndarray) -> np.ndarray:  # pragma: no cover - compil
     """Permutation whose entry i is the code[i]-th smallest value not used by entries < i:
     a Fenwick tree over the unused values, binary lifting for the selection, O(n log n)."""
     n = code.size
-    tree = np.zeros(n + 1, dtype=np.int64)
+    tree = np.zeros(n + 1, dtype=np.int32)  # counts fit in 32 bits; half the memory traffic
     for i in range(1, n + 1):  # every value 0..n-1 unused: tree of all ones
         tree[i] += 1
         parent = i + (i & -i)

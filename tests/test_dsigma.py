@@ -163,7 +163,7 @@ def test_optimal_width_brute_force_small() -> None:
 def test_preservation_and_the_hamming_count() -> None:
     order = np.array([5, 3, 2, 6, 7, 9, 8, 1, 4, 10]) - 1
     assert preservation(order, np.array([1, 4, 5, 7, 8]) - 1) == 0.8
-    n, ell = 7, 3
+    n, ell = 8, 3
     counts = np.zeros((n + 1, ell + 1))
     for p in itertools.permutations(range(n)):
         p = np.array(p)
