@@ -187,6 +187,18 @@ def _forward_and_reverse(groups: Groups) -> tuple[np.ndarray, ...]:
 
 
 @njit(cache=True)
+def _enqueue(neighbours: np.ndarray, visited: np.ndarray, order: np.ndarray,
+             tail: int) -> int:  # pragma: no cover - compiled
+    """Append the unvisited ``neighbours`` to the queue ``order``; return the new tail."""
+    for nxt in neighbours:
+        if not visited[nxt]:
+            visited[nxt] = True
+            order[tail] = nxt
+            tail += 1
+    return tail
+
+
+@njit(cache=True)
 def _bfs_all(forward_ptr: np.ndarray, forward: np.ndarray, reverse_ptr: np.ndarray,
              reverse: np.ndarray, roots: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """Breadth-first order covering every node; a node's neighbours are its group (in order),
@@ -206,18 +218,8 @@ def _bfs_all(forward_ptr: np.ndarray, forward: np.ndarray, reverse_ptr: np.ndarr
         while head < tail:
             node = order[head]
             head += 1
-            for k in range(forward_ptr[node], forward_ptr[node + 1]):
-                nxt = forward[k]
-                if not visited[nxt]:
-                    visited[nxt] = True
-                    order[tail] = nxt
-                    tail += 1
-            for k in range(reverse_ptr[node], reverse_ptr[node + 1]):
-                nxt = reverse[k]
-                if not visited[nxt]:
-                    visited[nxt] = True
-                    order[tail] = nxt
-                    tail += 1
+            tail = _enqueue(forward[forward_ptr[node]:forward_ptr[node + 1]], visited, order, tail)
+            tail = _enqueue(reverse[reverse_ptr[node]:reverse_ptr[node + 1]], visited, order, tail)
     return order
 
 
