@@ -1,0 +1,167 @@
+r"""Inference attacks and learnability on shuffled LDP data (seed 000, Section 5).
+
+Reports are released in some order ``o`` (``z = y[o]``): the identity for plain LDP, a uniform
+permutation for the shuffle model, or a draw of :class:`shuffle_lib.dsigma.DSigmaMechanism`.
+The attacker reads position ``j`` of ``z`` as person ``j``'s report, which is what the order
+invites them to do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.spatial import cKDTree
+
+from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
+from shuffle_lib.permutations import check_permutation
+from shuffle_lib.randomizers import k_randomized_response, krr_channel
+
+
+def _as_2d(t: ArrayLike) -> np.ndarray:
+    arr = np.asarray(t, dtype=float)
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    if arr.ndim != 2 or arr.shape[0] < 2 or not np.isfinite(arr).all():
+        raise ValueError(f"t must be an (n, d) array of finite values with n >= 2, got {arr.shape}")
+    return arr
+
+
+def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None = None,
+                      rng: RngLike = None) -> np.ndarray:
+    r"""For every person, the ``k`` *other* people within distance ``r`` of their public ``t``
+    who are most similar in the privileged ``t_p`` (random ones when ``t_p`` is None): the
+    attacker's sources (seed 000, Section 5). Returns an ``(n, k)`` index array padded with -1
+    where fewer than ``k`` people are close enough. Vectorized over people (padded candidate
+    lists), no distance matrix.
+
+    >>> attack_neighbours([0.0, 1.0, 5.0], r=2.0, k=2).tolist()
+    [[1, -1], [0, -1], [-1, -1]]
+    """
+    points = _as_2d(t)
+    n = points.shape[0]
+    size = check_integer(k, "k", 1)
+    if not np.isfinite(r) or r < 0:
+        raise ValueError(f"r must be a finite number >= 0, got {r!r}")
+    pairs = cKDTree(points).query_pairs(float(r), output_type="ndarray")
+    owners = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    others = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    if t_p is None:
+        score = as_rng(rng).random(owners.size)
+    else:
+        side = np.asarray(t_p, dtype=float)
+        if side.shape != (n,) or not np.isfinite(side).all():
+            raise ValueError(f"t_p must hold one finite value per person, got {side.shape}")
+        score = np.abs(side[owners] - side[others]) + 1e-9 * as_rng(rng).random(owners.size)
+    order = np.lexsort((score, owners))  # by owner, then most similar first
+    owners, others = owners[order], others[order]
+    starts = np.searchsorted(owners, np.arange(n))
+    rank = np.arange(owners.size) - starts[owners]
+    keep = rank < size
+    out = np.full((n, size), -1, dtype=np.int64)
+    out[owners[keep], rank[keep]] = others[keep]
+    return out
+
+
+def majority_vote(released: ArrayLike, neighbours: np.ndarray, n_categories: int) -> np.ndarray:
+    """The most frequent value among each person's sources in the released sequence (ties go to
+    the smallest value; a person without sources gets -1). ``released`` may carry leading
+    dimensions (several resamples); the vote is taken along the last one."""
+    z = np.asarray(released)
+    counts = np.zeros((*z.shape[:-1], neighbours.shape[0], n_categories), dtype=np.int32)
+    valid = neighbours >= 0
+    for c in range(n_categories):  # a loop over categories, vectorized over people and sources
+        counts[..., c] = np.sum((z[..., np.where(valid, neighbours, 0)] == c) & valid, axis=-1)
+    guess = np.argmax(counts, axis=-1)
+    return np.where(valid.any(axis=1), guess, -1)
+
+
+def vulnerability_rate(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, eps: float,
+                       n_categories: int, resamples: int = 50, threshold: float = 0.9,
+                       rng: RngLike = None) -> float:
+    r""":math:`\rho`: the fraction of people whose value the majority-vote attack recovers in at
+    least ``threshold`` of ``resamples`` fresh draws of the k-ary randomized-response reports, all
+    released in the same ``order`` (seed 000, Section 5: 50 resamples, 90%).
+
+    >>> x = np.zeros(30, dtype=int)
+    >>> sources = attack_neighbours(np.arange(30.0), r=3.0, k=5)
+    >>> vulnerability_rate(x, sources, np.arange(30), eps=50.0, n_categories=2, rng=0)
+    1.0
+    """
+    values = np.asarray(x)
+    o = check_permutation(order, "order")
+    if values.shape != o.shape or neighbours.shape[0] != o.size:
+        raise ValueError("x, order and neighbours must describe the same people")
+    draws = check_integer(resamples, "resamples", 1)
+    gen = as_rng(rng)
+    reports = k_randomized_response(np.broadcast_to(values, (draws, o.size)), n_categories,
+                                    check_epsilon(eps, positive=True), rng=gen)
+    guesses = majority_vote(reports[:, o], neighbours, n_categories)
+    return float(np.mean(np.mean(guesses == values, axis=0) >= threshold))
+
+
+def _calibrated_model(rng: np.random.Generator):
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    booster = HistGradientBoostingClassifier(max_iter=60, learning_rate=0.1,
+                                             random_state=int(rng.integers(2**31)))
+    return CalibratedClassifierCV(booster, method="sigmoid", cv=3)  # Platt scaling
+
+
+def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
+                            eps: float | None = None, rng: RngLike = None) -> np.ndarray:
+    r"""A gradient-boosted classifier calibrated with Platt scaling, trained to predict the
+    released value at position ``j`` from ``t_j``; its class probabilities at every ``t_i``
+    (seed 000, Section 5, Cal). With ``eps`` given, the k-ary randomized-response channel is
+    inverted (and the result clipped and renormalized), so the prediction is for the true values
+    rather than the noisy ones."""
+    points = _as_2d(t)
+    released = np.asarray(z)
+    model = _calibrated_model(as_rng(rng)).fit(points, released)
+    probs = np.zeros((points.shape[0], n_categories))
+    probs[:, model.classes_] = model.predict_proba(points)
+    if eps is not None:
+        probs = np.clip(probs @ np.linalg.inv(krr_channel(n_categories, float(eps))), 0, None)
+        probs /= probs.sum(axis=1, keepdims=True)
+    return probs
+
+
+def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int) -> np.ndarray:
+    """Empirical distribution of the true values among everybody within ``r`` of each ``t_i``
+    (the seed's ground truth E(t_i))."""
+    points = _as_2d(t)
+    values = np.asarray(x)
+    pairs = cKDTree(points).query_pairs(float(r), output_type="ndarray")
+    owners = np.concatenate([pairs[:, 0], pairs[:, 1], np.arange(values.size)])
+    members = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(values.size)])
+    counts = np.zeros((values.size, n_categories))
+    np.add.at(counts, (owners, values[members]), 1.0)
+    return counts / counts.sum(axis=1, keepdims=True)
+
+
+def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_categories: int,
+                       eps: float | None = None, rng: RngLike = None) -> float:
+    r""":math:`\lambda(r)`: the mean total-variation distance between the calibrated model's
+    prediction (:func:`predicted_distributions`) and the local truth within ``r``
+    (:func:`local_distributions`), divided by the same error of the uniform guess (seed 000,
+    Section 5). 0 is perfect; 1 is no better than knowing nothing.
+
+    >>> t = np.repeat([0.0, 10.0], 100); x = np.repeat([0, 1], 100)
+    >>> bool(learnability_error(t, x, x, 1.0, 2, rng=0) < 0.1)
+    True
+    """
+    truth = local_distributions(t, x, r, n_categories)
+    predicted = predicted_distributions(t, z, n_categories, eps, rng)
+    model_error = 0.5 * np.abs(truth - predicted).sum(axis=1).mean()
+    uniform_error = 0.5 * np.abs(truth - 1 / n_categories).sum(axis=1).mean()
+    return float(model_error / uniform_error)
+
+
+def knn_reconstruction(t: ArrayLike, z: ArrayLike, n_neighbors: int = 15) -> np.ndarray:
+    """The classifier attack of the seed's Figure 1 (there a Gaussian process; here k-nearest
+    neighbours): predict each person's value from the released values at the positions nearest to
+    them in public space."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    points = _as_2d(t)
+    model = KNeighborsClassifier(n_neighbors=check_integer(n_neighbors, "n_neighbors", 1))
+    return model.fit(points, np.asarray(z)).predict(points)

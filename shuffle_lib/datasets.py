@@ -1,0 +1,67 @@
+r"""Data for the d_sigma experiments (seed 000, Section 5): the synthetic three-granularity set
+and a real survey that ships inside an installed package (nothing is downloaded at run time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from shuffle_lib._validation import RngLike, as_rng, check_integer
+
+
+@dataclass(frozen=True)
+class PublicPrivateData:
+    """People with a public attribute ``t`` (array ``(n, d)``), a sensitive category ``x`` in
+    ``0..n_categories-1`` and, optionally, privileged side information ``t_p`` (``(n,)``) that only
+    an attacker has."""
+
+    t: np.ndarray
+    x: np.ndarray
+    n_categories: int
+    t_p: np.ndarray | None = None
+    description: str = ""
+
+
+def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> PublicPrivateData:
+    r"""The seed's synthetic set (Figure 1): 2-D public positions and 8 private labels at three
+    granularities. Two clusters ("warm" and "cool", 4 units apart), two interleaved crescents in
+    each, and a light and a dark half along each crescent; label
+    :math:`x = 4c + 2m + h` (cluster :math:`c`, crescent :math:`m`, half :math:`h`), so
+    ``x // 4``, ``x // 2`` and ``x`` are the 2-, 4- and 8-way classification targets. Positions get
+    Gaussian noise of scale ``noise``.
+
+    >>> data = synthetic_clusters(800, rng=0)
+    >>> data.t.shape, sorted(set(data.x.tolist())) == list(range(8))
+    ((800, 2), True)
+    """
+    size = check_integer(n, "n", 8)
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+    gen = as_rng(rng)
+    labels = gen.integers(0, 8, size)
+    cluster, crescent, half = labels // 4, (labels // 2) % 2, labels % 2
+    angle = np.pi * (half + gen.random(size)) / 2  # light half: [0, pi/2), dark: [pi/2, pi)
+    upper = np.column_stack([np.cos(angle), np.sin(angle)])
+    lower = np.column_stack([1 - np.cos(angle), 0.5 - np.sin(angle)])
+    points = np.where(crescent[:, None] == 0, upper, lower)
+    points[:, 0] += np.where(cluster == 0, -2.5, 2.5)  # two clusters side by side
+    points += gen.normal(scale=noise, size=points.shape)
+    return PublicPrivateData(points, labels, 8, None,
+                             "synthetic: 2 clusters x 2 crescents x 2 halves")
+
+
+def anes96() -> PublicPrivateData:
+    """The 1996 American National Election Study extract bundled with statsmodels (944 people):
+    public attribute ``t`` = age; sensitive ``x`` = party identification in three categories
+    (0 Democrat: strong, weak or leaning; 1 independent; 2 Republican: leaning, weak or strong);
+    privileged ``t_p`` = self-placement on the liberal-conservative scale (1 to 7), which an
+    attacker might know from other sources and which correlates with party."""
+    from statsmodels.datasets import anes96 as source
+
+    frame = source.load_pandas().data
+    party = np.digitize(frame["PID"].to_numpy(), [2.5, 3.5])  # 0-2 / 3 / 4-6
+    return PublicPrivateData(frame[["age"]].to_numpy(dtype=float), party.astype(np.int64), 3,
+                             frame["selfLR"].to_numpy(dtype=float),
+                             "ANES 1996: age (public), party (sensitive), ideology (privileged)")

@@ -1,0 +1,89 @@
+"""Datasets, inference attacks and learnability for the d_sigma experiments (seed 000, Sec. 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.model_selection import cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+
+import shuffle_lib as sl
+from shuffle_lib.attacks import (
+    attack_neighbours,
+    learnability_error,
+    majority_vote,
+    vulnerability_rate,
+)
+from shuffle_lib.datasets import anes96, synthetic_clusters
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    return synthetic_clusters(3000, rng=11)
+
+
+def test_three_granularities_are_separable(synthetic) -> None:
+    for divisor, floor in ((4, 0.97), (2, 0.95), (1, 0.9)):
+        target = synthetic.x // divisor
+        scores = cross_val_score(KNeighborsClassifier(10), synthetic.t, target, cv=3)
+        assert scores.mean() >= floor
+
+
+def test_attack_neighbours_against_brute_force(rng: np.random.Generator) -> None:
+    t = rng.random((200, 2))
+    side = rng.random(200)
+    sources = attack_neighbours(t, 0.15, 5, t_p=side, rng=0)
+    dist = np.linalg.norm(t[:, None] - t[None], axis=2)
+    for i in range(200):
+        near = np.flatnonzero((dist[i] <= 0.15) & (np.arange(200) != i))
+        expected = near[np.argsort(np.abs(side[near] - side[i]), kind="stable")][:5]
+        got = sources[i][sources[i] >= 0]
+        np.testing.assert_array_equal(np.sort(got), np.sort(expected))
+
+
+def test_majority_vote() -> None:
+    sources = np.array([[1, 2, -1], [0, 2, -1], [-1, -1, -1]])
+    assert majority_vote(np.array([0, 1, 1]), sources, 2).tolist() == [1, 0, -1]
+
+
+def test_attack_succeeds_on_ldp_and_fails_under_uniform_shuffling(synthetic) -> None:
+    gen = np.random.default_rng(3)
+    sources = attack_neighbours(synthetic.t, 0.2, 25, rng=gen)
+    n = synthetic.x.size
+    ldp = vulnerability_rate(synthetic.x, sources, np.arange(n), 2.5, 8, rng=gen)
+    uniform = vulnerability_rate(synthetic.x, sources, gen.permutation(n), 2.5, 8, rng=gen)
+    assert ldp >= 0.9  # nearly everyone recovered from the neighbours' reports
+    assert uniform <= 0.02  # a vote over random reports is right 90% of the time for nobody
+
+
+def test_learnability_extremes(synthetic) -> None:
+    gen = np.random.default_rng(4)
+    n = synthetic.x.size
+    reports = sl.k_randomized_response(synthetic.x, 8, 10.0, rng=gen)
+    ldp = learnability_error(synthetic.t, reports, synthetic.x, 0.3, 8, eps=10.0, rng=gen)
+    shuffled = learnability_error(synthetic.t, reports[gen.permutation(n)], synthetic.x, 0.3, 8,
+                                  eps=10.0, rng=gen)
+    assert ldp < 0.35  # most of the local structure is learned from clean-ish reports
+    assert abs(shuffled - 1.0) < 0.1  # uniform shuffling: no better than the uniform guess
+
+
+def test_anes96_is_bundled_and_coded() -> None:
+    data = anes96()
+    assert data.t.shape == (944, 1) and data.t_p.shape == (944,)
+    assert set(np.unique(data.x)) == {0, 1, 2} and data.n_categories == 3
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: synthetic_clusters(4), "n"),
+        (lambda: synthetic_clusters(100, noise=-1.0), "noise"),
+        (lambda: attack_neighbours([[0.0]], 1.0), "n >= 2"),
+        (lambda: attack_neighbours([0.0, 1.0], -1.0), "r must"),
+        (lambda: attack_neighbours([0.0, 1.0], 1.0, t_p=[1.0]), "t_p"),
+        (lambda: vulnerability_rate([0, 1], np.zeros((2, 1), int), [0, 0], 1.0, 2), "permutation"),
+    ],
+)
+def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
