@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.spatial import cKDTree
 
 from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
+from shuffle_lib.dsigma import groups_within_radius
 from shuffle_lib.permutations import check_permutation
 from shuffle_lib.randomizers import k_randomized_response, krr_channel
 
@@ -23,6 +23,14 @@ def _as_2d(t: ArrayLike) -> np.ndarray:
     if arr.ndim != 2 or arr.shape[0] < 2 or not np.isfinite(arr).all():
         raise ValueError(f"t must be an (n, d) array of finite values with n >= 2, got {arr.shape}")
     return arr
+
+
+def _neighbour_pairs(points: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, member) for every member of every radius group (owners included), from
+    :func:`shuffle_lib.dsigma.groups_within_radius`."""
+    groups = groups_within_radius(points, r)
+    owners = np.repeat(np.arange(len(groups)), [g.size for g in groups])
+    return owners, np.concatenate(groups)
 
 
 def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None = None,
@@ -41,9 +49,9 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
     size = check_integer(k, "k", 1)
     if not np.isfinite(r) or r < 0:
         raise ValueError(f"r must be a finite number >= 0, got {r!r}")
-    pairs = cKDTree(points).query_pairs(float(r), output_type="ndarray")
-    owners = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    others = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    owners, others = _neighbour_pairs(points, r)
+    others_only = owners != others
+    owners, others = owners[others_only], others[others_only]
     if t_p is None:
         score = as_rng(rng).random(owners.size)
     else:
@@ -128,11 +136,8 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
 def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int) -> np.ndarray:
     """Empirical distribution of the true values among everybody within ``r`` of each ``t_i``
     (the seed's ground truth E(t_i))."""
-    points = _as_2d(t)
     values = np.asarray(x)
-    pairs = cKDTree(points).query_pairs(float(r), output_type="ndarray")
-    owners = np.concatenate([pairs[:, 0], pairs[:, 1], np.arange(values.size)])
-    members = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(values.size)])
+    owners, members = _neighbour_pairs(_as_2d(t), r)
     counts = np.zeros((values.size, n_categories))
     np.add.at(counts, (owners, values[members]), 1.0)
     return counts / counts.sum(axis=1, keepdims=True)
