@@ -53,15 +53,21 @@ def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> Publ
 
 
 def anes96() -> PublicPrivateData:
-    """The 1996 American National Election Study extract bundled with statsmodels (944 people):
-    public attribute ``t`` = age; sensitive ``x`` = party identification in three categories
-    (0 Democrat: strong, weak or leaning; 1 independent; 2 Republican: leaning, weak or strong);
-    privileged ``t_p`` = self-placement on the liberal-conservative scale (1 to 7), which an
-    attacker might know from other sources and which correlates with party."""
+    """The 1996 American National Election Study extract bundled with statsmodels (944 people).
+    Public ``t``: the 7-point liberal-conservative self-placement and the age in decades (a
+    voter file or data broker holds age and a modelled ideology score; one ideology step weighs
+    like ten years). Sensitive ``x``: party identification in three categories (0 Democrat:
+    strong, weak or leaning; 1 independent; 2 Republican: leaning, weak or strong). Privileged
+    ``t_p``: the family income bracket (1 to 24), which the attacker knows and the shuffler does
+    not use. Age alone would be a poor public attribute here: party hardly varies with age in
+    this sample, so there would be no local trend to learn."""
     from statsmodels.datasets import anes96 as source
 
     frame = source.load_pandas().data
     party = np.digitize(frame["PID"].to_numpy(), [2.5, 3.5])  # 0-2 / 3 / 4-6
-    return PublicPrivateData(frame[["age"]].to_numpy(dtype=float), party.astype(np.int64), 3,
-                             frame["selfLR"].to_numpy(dtype=float),
-                             "ANES 1996: age (public), party (sensitive), ideology (privileged)")
+    public = np.column_stack([frame["selfLR"].to_numpy(dtype=float),
+                              frame["age"].to_numpy(dtype=float) / 10])
+    return PublicPrivateData(public, party.astype(np.int64), 3,
+                             frame["income"].to_numpy(dtype=float),
+                             "ANES 1996: ideology and age (public), party (sensitive), "
+                             "income (privileged)")

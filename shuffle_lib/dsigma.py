@@ -223,21 +223,61 @@ def _bfs_all(forward_ptr: np.ndarray, forward: np.ndarray, reverse_ptr: np.ndarr
     return order
 
 
-def bfs_reference_permutation(groups: list[ArrayLike]) -> np.ndarray:
+def bfs_reference_permutation(groups: list[ArrayLike],
+                              restart_order: ArrayLike | None = None) -> np.ndarray:
     """Algorithm 1, steps 2-4: join ``i`` to every member of ``G_i``, start at the person with the
     largest group and list people in breadth-first order. When a connected component is exhausted,
-    the search restarts at the unvisited person with the largest group, so every component is
-    covered. Tie-breaks (documented, deterministic): among equal group sizes the smaller index
-    starts first; a node's neighbours are visited in the order its own group lists them, then the
-    people whose groups list it, by increasing index.
+    the search restarts at the first unvisited person of ``restart_order``, so every component is
+    covered. The seed starts one search only; by default we restart at the unvisited person with
+    the largest group (ties: smaller index). Pass a locality-preserving order of the public
+    positions (:func:`z_order`) to keep components that are close in public space close in the
+    ranking. The restart order picks each component's root and the order in which components
+    follow each other; the second never changes a width, because every group lies inside one
+    component, and any reference gives the guarantee with its own sensitivity. A node's
+    neighbours are visited in the order its own group lists them, then the people whose groups
+    list it, by increasing index.
 
     >>> bfs_reference_permutation([[0, 1], [1, 0, 2], [2, 1], [3]]).tolist()
     [1, 0, 2, 3]
+    >>> bfs_reference_permutation([[0], [1, 2], [2, 1]], restart_order=[2, 0, 1]).tolist()
+    [2, 1, 0]
     """
     checked = check_groups(groups)
-    sizes = np.array([g.size for g in checked])
-    roots = np.lexsort((np.arange(sizes.size), -sizes))  # largest group first, then index
+    if restart_order is None:
+        sizes = np.array([g.size for g in checked])
+        roots = np.lexsort((np.arange(sizes.size), -sizes))  # largest group first, then index
+    else:
+        roots = check_permutation(restart_order, "restart_order")
+        if roots.size != len(checked):
+            raise ValueError(f"restart_order has {roots.size} entries for {len(checked)} groups")
     return _bfs_all(*_forward_and_reverse(checked), roots)
+
+
+def z_order(points: ArrayLike, bits: int = 20) -> np.ndarray:
+    r"""People sorted along the Z-order (Morton) curve of their public positions: each coordinate
+    is scaled to :math:`[0, 2^{b})` over the data's bounding box (one common scale, so the metric's
+    proportions are kept), and the curve index interleaves the coordinates' bits, most significant
+    first. Every aligned box of side :math:`2^{b-j}` is one contiguous run of the order, which is
+    what makes it a good restart order for :func:`bfs_reference_permutation`. In one dimension it
+    is a stable sort. Ties keep index order.
+
+    >>> z_order([[0, 0], [1, 1], [0, 1], [1, 0]], bits=1).tolist()
+    [0, 3, 2, 1]
+    """
+    arr = _as_points(points)
+    levels = check_integer(bits, "bits", 1)
+    if levels * arr.shape[1] > 62:
+        raise ValueError(f"bits * dimension must be <= 62 to fit the index, got {levels} * "
+                         f"{arr.shape[1]}")
+    shifted = arr - arr.min(axis=0)
+    span = float(shifted.max())
+    scale = (2**levels - 1) / span if span > 0 else 0.0
+    cells = np.floor(shifted * scale).astype(np.int64)
+    code = np.zeros(arr.shape[0], dtype=np.int64)
+    for bit in range(levels - 1, -1, -1):  # a loop over bits and dimensions, vectorized over people
+        for axis in range(arr.shape[1] - 1, -1, -1):
+            code = (code << 1) | ((cells[:, axis] >> bit) & 1)
+    return np.argsort(code, kind="stable")
 
 
 def group_widths(reference: ArrayLike, groups: list[ArrayLike]) -> np.ndarray:

@@ -69,8 +69,13 @@ def test_learnability_extremes(synthetic) -> None:
 
 def test_anes96_is_bundled_and_coded() -> None:
     data = anes96()
-    assert data.t.shape == (944, 1) and data.t_p.shape == (944,)
+    assert data.t.shape == (944, 2) and data.t_p.shape == (944,)
     assert set(np.unique(data.x)) == {0, 1, 2} and data.n_categories == 3
+    # the public attributes carry a local trend: clean data in place beats the global mix
+    in_place = learnability_error(data.t, data.x, data.x, 1.0, 3, rng=0)
+    mixed = learnability_error(data.t, data.x[np.random.default_rng(1).permutation(944)], data.x,
+                               1.0, 3, rng=0)
+    assert in_place < 0.5 and mixed > 0.6
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from shuffle_lib.dsigma import (
     reidentification_odds_bound,
     rescaled_alpha,
     sensitivity_brute_force,
+    z_order,
 )
 
 # Appendix A.10 of the seed, 1-based as printed: G5 = {5, 2, 3, 8, 4}, G4 = {4, 5, 7},
@@ -152,6 +153,44 @@ def test_bfs_covers_every_component_and_beats_random() -> None:
     reference = bfs_reference_permutation(groups)
     assert np.array_equal(np.sort(reference), np.arange(2000))
     assert max_width(reference, groups) < random_reference_width(groups, rng) / 10
+
+
+def test_restart_order_keeps_components_contiguous_and_in_order() -> None:
+    rng = np.random.default_rng(5)
+    points = rng.random((600, 2))
+    groups = groups_within_radius(points, 0.03)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(600))
+    graph.add_edges_from((i, j) for i, g in enumerate(groups) for j in g if i != j)
+    component = np.empty(600, dtype=int)
+    for label, nodes in enumerate(nx.connected_components(graph)):
+        component[list(nodes)] = label
+    restarts = rng.permutation(600)
+    reference = bfs_reference_permutation(groups, restart_order=restarts)
+    labels = component[reference]
+    runs = labels[np.r_[True, labels[1:] != labels[:-1]]]
+    assert runs.size == component.max() + 1  # every component is one contiguous run
+    first_seen = component[restarts][np.sort(np.unique(component[restarts], return_index=True)[1])]
+    assert np.array_equal(runs, first_seen)  # and components follow the restart order
+    assert reference[0] == restarts[0]
+    with pytest.raises(ValueError, match="restart_order"):
+        bfs_reference_permutation(groups, restart_order=np.arange(5))
+
+
+def test_z_order_visits_aligned_blocks_contiguously() -> None:
+    side = 16
+    grid = np.array([(x, y) for x in range(side) for y in range(side)], dtype=float)
+    order = z_order(grid[np.random.default_rng(6).permutation(side * side)], bits=4)
+    for block in (2, 4, 8):
+        cells = np.random.default_rng(6).permutation(side * side)[order]
+        ids = (grid[cells, 0] // block) * side + grid[cells, 1] // block
+        assert np.count_nonzero(np.diff(ids)) == (side // block) ** 2 - 1
+    values = np.array([3.0, 1.0, 2.0, 1.0])
+    assert np.array_equal(z_order(values), np.argsort(values, kind="stable"))
+    with pytest.raises(ValueError, match="bits"):
+        z_order(np.zeros((3, 4)), bits=20)
+    with pytest.raises(ValueError, match="finite"):
+        z_order([[0.0, np.nan]])
 
 
 def test_optimal_width_brute_force_small() -> None:
