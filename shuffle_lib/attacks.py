@@ -116,21 +116,43 @@ def _calibrated_model(rng: np.random.Generator):
 
 
 def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
-                            eps: float | None = None, rng: RngLike = None) -> np.ndarray:
+                            eps: float | None = None, rng: RngLike = None,
+                            at: ArrayLike | None = None) -> np.ndarray:
     r"""A gradient-boosted classifier calibrated with Platt scaling, trained to predict the
-    released value at position ``j`` from ``t_j``; its class probabilities at every ``t_i``
-    (seed 000, Section 5, Cal). With ``eps`` given, the k-ary randomized-response channel is
-    inverted (and the result clipped and renormalized), so the prediction is for the true values
-    rather than the noisy ones."""
+    released value at position ``j`` from ``t_j``; its class probabilities at every ``t_i``, or
+    at the points ``at`` (seed 000, Section 5, Cal). With ``eps`` given, the k-ary
+    randomized-response channel is inverted (and the result clipped and renormalized), so the
+    prediction is for the true values rather than the noisy ones."""
     points = _as_2d(t)
+    query = points if at is None else _as_2d(at)
+    if query.shape[1] != points.shape[1]:
+        raise ValueError(f"at must have {points.shape[1]} columns like t, got {query.shape[1]}")
     released = np.asarray(z)
     model = _calibrated_model(as_rng(rng)).fit(points, released)
-    probs = np.zeros((points.shape[0], n_categories))
-    probs[:, model.classes_] = model.predict_proba(points)
+    probs = np.zeros((query.shape[0], n_categories))
+    probs[:, model.classes_] = model.predict_proba(query)
     if eps is not None:
         probs = np.clip(probs @ np.linalg.inv(krr_channel(n_categories, float(eps))), 0, None)
         probs /= probs.sum(axis=1, keepdims=True)
     return probs
+
+
+def granularity_accuracy(probs: ArrayLike, x: ArrayLike, block: int) -> float:
+    """Accuracy of the most likely coarse class when labels are merged in consecutive blocks of
+    ``block`` (label ``c`` becomes ``c // block``): the probabilities of each block are added
+    first. For the synthetic set, blocks 1, 2 and 4 are the 8-, 4- and 2-way tasks of the seed's
+    Figure 5.
+
+    >>> granularity_accuracy([[0.3, 0.3, 0.4, 0.0]], [0], 2)
+    1.0
+    """
+    p = np.asarray(probs, dtype=float)
+    values = np.asarray(x)
+    size = check_integer(block, "block", 1)
+    if p.ndim != 2 or p.shape[1] % size or values.shape != (p.shape[0],):
+        raise ValueError(f"probs must be (n, k) with k a multiple of block = {size}, and x (n,)")
+    merged = p.reshape(p.shape[0], -1, size).sum(axis=2)
+    return float(np.mean(merged.argmax(axis=1) == values // size))
 
 
 def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int) -> np.ndarray:

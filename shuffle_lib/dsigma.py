@@ -413,6 +413,22 @@ class DSigmaMechanism:
         object.__setattr__(self, "reference", ref)
         object.__setattr__(self, "_checked", checked)
 
+    @classmethod
+    def from_positions(cls, points: ArrayLike, r: float, alpha: float,
+                       distance: str = "kendall") -> DSigmaMechanism:
+        """The mechanism for groups of radius ``r`` around public ``points``
+        (:func:`groups_within_radius`), with the breadth-first reference restarted along the
+        Z-order of the points (:func:`z_order`), so neighbouring components sit next to each
+        other in the ranking.
+
+        >>> mech = DSigmaMechanism.from_positions([0.0, 5.0, 0.5, 5.2], r=1.0, alpha=2.0)
+        >>> mech.reference.tolist(), mech.width
+        ([0, 2, 1, 3], 1)
+        """
+        groups = groups_within_radius(points, r)
+        reference = bfs_reference_permutation(groups, restart_order=z_order(points))
+        return cls(groups, alpha, distance, reference)
+
     @property
     def n(self) -> int:
         return len(self._checked)

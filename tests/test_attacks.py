@@ -10,8 +10,10 @@ from sklearn.neighbors import KNeighborsClassifier
 import shuffle_lib as sl
 from shuffle_lib.attacks import (
     attack_neighbours,
+    granularity_accuracy,
     learnability_error,
     majority_vote,
+    predicted_distributions,
     vulnerability_rate,
 )
 from shuffle_lib.datasets import anes96, synthetic_clusters
@@ -65,6 +67,20 @@ def test_learnability_extremes(synthetic) -> None:
                                   eps=10.0, rng=gen)
     assert ldp < 0.35  # most of the local structure is learned from clean-ish reports
     assert abs(shuffled - 1.0) < 0.1  # uniform shuffling: no better than the uniform guess
+
+
+def test_granularity_accuracy_on_held_out_points(synthetic) -> None:
+    test = synthetic_clusters(1000, rng=12)
+    probs = predicted_distributions(synthetic.t, synthetic.x, 8, rng=0, at=test.t)
+    accuracies = [granularity_accuracy(probs, test.x, block) for block in (1, 2, 4)]
+    assert accuracies[0] > 0.85 and accuracies[1] > 0.9 and accuracies[2] > 0.95
+    assert accuracies == sorted(accuracies)  # merging classes can only help here
+    by_hand = np.mean(probs.reshape(-1, 2, 4).sum(axis=2).argmax(axis=1) == test.x // 4)
+    assert accuracies[2] == by_hand
+    with pytest.raises(ValueError, match="multiple of block"):
+        granularity_accuracy(probs, test.x, 3)
+    with pytest.raises(ValueError, match="columns"):
+        predicted_distributions(synthetic.t, synthetic.x, 8, at=np.zeros((2, 3)))
 
 
 def test_anes96_is_bundled_and_coded() -> None:

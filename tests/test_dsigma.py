@@ -177,6 +177,18 @@ def test_restart_order_keeps_components_contiguous_and_in_order() -> None:
         bfs_reference_permutation(groups, restart_order=np.arange(5))
 
 
+def test_from_positions_orders_components_along_the_line() -> None:
+    rng = np.random.default_rng(7)
+    points = rng.permutation(np.concatenate([rng.uniform(c, c + 1, 40) for c in (0, 3, 6, 9)]))
+    mech = DSigmaMechanism.from_positions(points, 0.5, alpha=2.0)
+    groups = groups_within_radius(points, 0.5)
+    manual = bfs_reference_permutation(groups, restart_order=z_order(points))
+    np.testing.assert_array_equal(mech.reference, manual)
+    clusters = np.floor(points[mech.reference] / 3).astype(int)
+    assert np.all(np.diff(clusters) >= 0)  # clusters follow each other left to right
+    assert mech.width == max_width(manual, groups)
+
+
 def test_z_order_visits_aligned_blocks_contiguously() -> None:
     side = 16
     grid = np.array([(x, y) for x in range(side) for y in range(side)], dtype=float)
