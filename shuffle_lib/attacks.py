@@ -177,10 +177,25 @@ def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_cat
     True
     """
     truth = local_distributions(t, x, r, n_categories)
-    predicted = predicted_distributions(t, z, n_categories, eps, rng)
-    model_error = 0.5 * np.abs(truth - predicted).sum(axis=1).mean()
-    uniform_error = 0.5 * np.abs(truth - 1 / n_categories).sum(axis=1).mean()
-    return float(model_error / uniform_error)
+    return relative_tv_error(predicted_distributions(t, z, n_categories, eps, rng), truth)
+
+
+def relative_tv_error(predicted: ArrayLike, truth: ArrayLike) -> float:
+    r"""Mean total variation between rows of ``predicted`` and ``truth``, divided by the mean
+    total variation between ``truth`` and the uniform distribution: the normalization of
+    :math:`\lambda` (seed 000, Section 5), for predictions made once and scored at several radii.
+
+    >>> relative_tv_error([[0.5, 0.5]], [[1.0, 0.0]])
+    1.0
+    """
+    p, q = np.asarray(predicted, dtype=float), np.asarray(truth, dtype=float)
+    if p.shape != q.shape or p.ndim != 2:
+        raise ValueError(f"predicted and truth must be equal (n, k) arrays, got {p.shape}, "
+                         f"{q.shape}")
+    uniform_error = 0.5 * np.abs(q - 1 / q.shape[1]).sum(axis=1).mean()
+    if uniform_error == 0:
+        raise ValueError("the truth is uniform everywhere, so lambda is undefined")
+    return float(0.5 * np.abs(q - p).sum(axis=1).mean() / uniform_error)
 
 
 def knn_reconstruction(t: ArrayLike, z: ArrayLike, n_neighbors: int = 15) -> np.ndarray:

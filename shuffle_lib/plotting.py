@@ -7,7 +7,7 @@ and draws on a fresh figure unless an ``ax`` is given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -62,11 +62,14 @@ def plot_lines(
     ylabel: str,
     title: str | None = None,
     points: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+    errors: Mapping[str, ArrayLike] | None = None,
     logx: bool = False,
     logy: bool = False,
     ax: Axes | None = None,
 ) -> Figure:
-    """Curves sharing one x-axis (``lines``), plus optional measured ``points`` (x, y) as markers.
+    """Curves sharing one x-axis (``lines``), plus optional measured ``points`` (x, y) as markers
+    and, for the lines named in ``errors``, a shaded band of the given half-width (for example one
+    standard deviation over trials).
 
     >>> fig = plot_lines([1, 2], {"a": [1, 4]}, xlabel="n", ylabel="error")
     >>> fig.axes[0].get_xlabel()
@@ -80,7 +83,14 @@ def plot_lines(
         y_arr = np.asarray(y, dtype=float)
         if y_arr.shape != x_arr.shape:
             raise ValueError(f"line {label!r} has shape {y_arr.shape}, x has {x_arr.shape}")
-        axes.plot(x_arr, y_arr, label=label)
+        (line,) = axes.plot(x_arr, y_arr, marker="." if errors and label in errors else None,
+                            label=label)
+        if errors and label in errors:
+            half = np.asarray(errors[label], dtype=float)
+            if half.shape != x_arr.shape:
+                raise ValueError(f"errors for {label!r} have shape {half.shape}, x has "
+                                 f"{x_arr.shape}")
+            axes.fill_between(x_arr, y_arr - half, y_arr + half, color=line.get_color(), alpha=0.2)
     for label, (px, py) in (points or {}).items():
         axes.plot(np.asarray(px), np.asarray(py), "o", markersize=5, label=label)
     axes.set_xscale("log" if logx else "linear")
@@ -160,4 +170,45 @@ def plot_histograms(
     if title:
         axes.set_title(title)
     axes.legend(frameon=False)
+    return fig
+
+
+# Paired light/dark colours: warm (red, orange) and cool (blue, green), in the label order of
+# :func:`shuffle_lib.datasets.synthetic_clusters` (cluster, crescent, light/dark half).
+PAIRED_LABEL_COLORS = ("#ff9896", "#d62728", "#ffbb78", "#ff7f0e",
+                       "#aec7e8", "#1f77b4", "#98df8a", "#2ca02c")
+
+
+def plot_labelled_points(
+    points: ArrayLike,
+    labels: ArrayLike,
+    *,
+    title: str | None = None,
+    colors: Sequence[str] = PAIRED_LABEL_COLORS,
+    xlabel: str = "public position $t_1$",
+    ylabel: str = "public position $t_2$",
+    ax: Axes | None = None,
+) -> Figure:
+    """Points in the public plane coloured by a categorical label (label ``c`` gets
+    ``colors[c]``; negative labels, meaning "no guess", are grey).
+
+    >>> fig = plot_labelled_points([[0, 0], [1, 1]], [0, 1], title="data")
+    >>> fig.axes[0].get_title()
+    'data'
+    """
+    xy = np.asarray(points, dtype=float)
+    lab = np.asarray(labels)
+    if xy.ndim != 2 or xy.shape[1] != 2 or lab.shape != (xy.shape[0],):
+        raise ValueError(f"need (n, 2) points and n labels, got {xy.shape} and {lab.shape}")
+    if lab.max(initial=-1) >= len(colors):
+        raise ValueError(f"label {lab.max()} has no colour ({len(colors)} given)")
+    palette = np.array([*colors, "#bbbbbb"])
+    fig, axes = _figure_and_axes(ax, (4.0, 3.0))
+    axes.scatter(xy[:, 0], xy[:, 1], c=palette[np.where(lab >= 0, lab, len(colors))], s=4,
+                 linewidths=0)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_aspect("equal")
+    if title:
+        axes.set_title(title)
     return fig

@@ -14,6 +14,7 @@ from shuffle_lib.attacks import (
     learnability_error,
     majority_vote,
     predicted_distributions,
+    relative_tv_error,
     vulnerability_rate,
 )
 from shuffle_lib.datasets import anes96, synthetic_clusters
@@ -81,6 +82,18 @@ def test_granularity_accuracy_on_held_out_points(synthetic) -> None:
         granularity_accuracy(probs, test.x, 3)
     with pytest.raises(ValueError, match="columns"):
         predicted_distributions(synthetic.t, synthetic.x, 8, at=np.zeros((2, 3)))
+
+
+def test_relative_tv_error_against_direct_sums(rng: np.random.Generator) -> None:
+    truth = rng.dirichlet(np.ones(4), size=50)
+    predicted = rng.dirichlet(np.ones(4), size=50)
+    direct = sum(0.5 * np.abs(truth[i] - predicted[i]).sum() for i in range(50)) / sum(
+        0.5 * np.abs(truth[i] - 0.25).sum() for i in range(50))
+    assert relative_tv_error(predicted, truth) == pytest.approx(direct)
+    assert relative_tv_error(np.full((50, 4), 0.25), truth) == pytest.approx(1.0)
+    assert relative_tv_error(truth, truth) == 0.0
+    with pytest.raises(ValueError, match="undefined"):
+        relative_tv_error(truth[:2], np.full((2, 4), 0.25))
 
 
 def test_anes96_is_bundled_and_coded() -> None:
