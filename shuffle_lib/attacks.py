@@ -110,7 +110,7 @@ def _calibrated_model(rng: np.random.Generator):
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    booster = HistGradientBoostingClassifier(max_iter=60, learning_rate=0.1,
+    booster = HistGradientBoostingClassifier(max_iter=30, learning_rate=0.2,
                                              random_state=int(rng.integers(2**31)))
     return CalibratedClassifierCV(booster, method="sigmoid", cv=3)  # Platt scaling
 
