@@ -399,6 +399,8 @@ class DSigmaMechanism:
     distance: str = "kendall"
     reference: ArrayLike | None = None
     _checked: Groups = field(init=False, repr=False, compare=False)
+    _width: int = field(init=False, repr=False, compare=False)
+    _delta: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         alpha = float(check_epsilon(self.alpha, "alpha"))
@@ -412,6 +414,9 @@ class DSigmaMechanism:
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "reference", ref)
         object.__setattr__(self, "_checked", checked)
+        # computed once: every draw needs theta, and the widths cost a pass over all groups
+        object.__setattr__(self, "_width", max_width(ref, checked))
+        object.__setattr__(self, "_delta", _sensitivity(ref, checked, self.distance))
 
     @classmethod
     def from_positions(cls, points: ArrayLike, r: float, alpha: float,
@@ -436,12 +441,12 @@ class DSigmaMechanism:
     @property
     def width(self) -> int:
         """Largest group width in the reference ranking."""
-        return max_width(self.reference, self._checked)
+        return self._width
 
     @property
     def sensitivity(self) -> float:
         """:math:`\\Delta(\\sigma_0:d,G)`: Property 4 for Kendall, the largest group for Hamming."""
-        return _sensitivity(self.reference, self._checked, self.distance)
+        return self._delta
 
     @property
     def theta(self) -> float:
