@@ -112,7 +112,7 @@ def _calibrated_model(rng: np.random.Generator):
 
     booster = HistGradientBoostingClassifier(max_iter=30, learning_rate=0.2,
                                              random_state=int(rng.integers(2**31)))
-    return CalibratedClassifierCV(booster, method="sigmoid", cv=3)  # Platt scaling
+    return CalibratedClassifierCV(booster, method="sigmoid", cv=2)  # Platt scaling
 
 
 def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,

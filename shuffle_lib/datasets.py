@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from shuffle_lib._validation import RngLike, as_rng, check_integer
 
@@ -50,6 +51,34 @@ def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> Publ
     points += gen.normal(scale=noise, size=points.shape)
     return PublicPrivateData(points, labels, 8, None,
                              "synthetic: 2 clusters x 2 crescents x 2 halves")
+
+
+def synthetic_households(n_households: int, size: int = 5, rng: RngLike = None
+                         ) -> PublicPrivateData:
+    r"""Households on a line, the seed's motivating example (Section 1: Alice and her household).
+    Household :math:`h` lives at a uniform position :math:`u_h\in[0,1]`; its ``size`` members
+    share that public position and one binary value, drawn as
+    :math:`\mathrm{Bern}(p(u_h))` with the smooth local trend
+    :math:`p(u)=0.5+0.4\sin(4\pi u)`. An analyst wants :math:`p`; an attacker who knows who
+    lives together exploits the household effect, which is much stronger than the trend.
+
+    >>> data = synthetic_households(3, size=2, rng=0)
+    >>> data.t.shape, bool(data.x[0] == data.x[1])
+    ((6, 1), True)
+    """
+    count = check_integer(n_households, "n_households", 1)
+    members = check_integer(size, "size", 1)
+    gen = as_rng(rng)
+    position = gen.random(count)
+    value = gen.random(count) < household_trend(position)
+    return PublicPrivateData(np.repeat(position, members)[:, None],
+                             np.repeat(value, members).astype(np.int64), 2, None,
+                             f"synthetic households of {members} on a line")
+
+
+def household_trend(u: ArrayLike) -> np.ndarray:
+    """The local trend of :func:`synthetic_households`: P[x = 1] at position ``u``."""
+    return 0.5 + 0.4 * np.sin(4 * np.pi * np.asarray(u, dtype=float))
 
 
 def anes96() -> PublicPrivateData:

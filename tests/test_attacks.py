@@ -17,7 +17,7 @@ from shuffle_lib.attacks import (
     relative_tv_error,
     vulnerability_rate,
 )
-from shuffle_lib.datasets import anes96, synthetic_clusters
+from shuffle_lib.datasets import anes96, household_trend, synthetic_clusters, synthetic_households
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +94,18 @@ def test_relative_tv_error_against_direct_sums(rng: np.random.Generator) -> None
     assert relative_tv_error(truth, truth) == 0.0
     with pytest.raises(ValueError, match="undefined"):
         relative_tv_error(truth[:2], np.full((2, 4), 0.25))
+
+
+def test_households_share_position_and_value_and_follow_the_trend() -> None:
+    data = synthetic_households(20_000, size=3, rng=5)
+    by_home = data.x.reshape(-1, 3)
+    assert np.all(by_home == by_home[:, :1]) and np.all(data.t.reshape(-1, 3) == data.t[::3])
+    bins = np.minimum((data.t[::3, 0] * 10).astype(int), 9)
+    observed = np.bincount(bins, by_home[:, 0]) / np.bincount(bins)
+    expected = [np.mean(household_trend(np.linspace(b / 10, (b + 1) / 10, 1001)))
+                for b in range(10)]
+    # about 2000 households per bin: a binomial share has sd <= 0.012; 4 sd tolerance
+    np.testing.assert_allclose(observed, expected, atol=0.05)
 
 
 def test_anes96_is_bundled_and_coded() -> None:
