@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 from run import Benchmark
 
-from shuffle_lib.dsigma import bfs_reference_permutation, group_widths, groups_within_radius
+from shuffle_lib.dsigma import (
+    DSigmaMechanism,
+    bfs_reference_permutation,
+    group_widths,
+    groups_within_radius,
+)
 from shuffle_lib.permutations import kendall_tau_distance, mallows_sample
 
 # the seed's regime: alpha = 4, Kendall sensitivity w (w + 1) / 2 for widths 10 to 1000
@@ -60,5 +65,18 @@ BENCHMARKS.append(
         baseline=lambda: _setup(10**4),
         baseline_size=10**4,
         repeats=2,
+    )
+)
+
+_LINE_MECHANISM = DSigmaMechanism(groups_within_radius(np.arange(10**4, dtype=float), 128),
+                                  alpha=3.0, reference=np.arange(10**4))
+BENCHMARKS.append(
+    Benchmark(
+        name="d_sigma draw n=1e4 width 256 vs its bare Mallows draw (goal: close to 1)",
+        ours=lambda: _LINE_MECHANISM.sample_permutation(rng=1),
+        ours_size=1,
+        baseline=lambda: mallows_sample(10**4, _LINE_MECHANISM.theta, rng=1),
+        baseline_size=1,
+        repeats=5,
     )
 )

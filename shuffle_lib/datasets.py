@@ -1,5 +1,6 @@
-r"""Data for the d_sigma experiments (seed 000, Section 5): the synthetic three-granularity set
-and a real survey that ships inside an installed package (nothing is downloaded at run time).
+r"""Data for the d_sigma experiments (seed 000, Section 5): the synthetic three-granularity set,
+households with a fine-scale correlation (the seed's motivating example), and a real survey that
+ships inside an installed package (nothing is downloaded at run time).
 """
 
 from __future__ import annotations
