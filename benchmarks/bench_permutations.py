@@ -72,7 +72,7 @@ _LINE_MECHANISM = DSigmaMechanism(groups_within_radius(np.arange(10**4, dtype=fl
                                   alpha=3.0, reference=np.arange(10**4))
 BENCHMARKS.append(
     Benchmark(
-        name="d_sigma draw n=1e4 width 256 vs its bare Mallows draw (goal: close to 1)",
+        name="d_sigma draw n=1e4 w=256 vs bare Mallows draw (goal ~1)",
         ours=lambda: _LINE_MECHANISM.sample_permutation(rng=1),
         ours_size=1,
         baseline=lambda: mallows_sample(10**4, _LINE_MECHANISM.theta, rng=1),
