@@ -1,0 +1,359 @@
+r"""Profile-based privacy (seed 002, Geumlek and Chaudhuri, ISIT 2019).
+
+A *profile* is a data-generating distribution over ``d`` categories; a :class:`ProfileGraph`
+lists ``k`` profiles and the edges between the pairs that must stay indistinguishable. A
+mechanism here is one row-stochastic ``d x d`` channel per profile (``matrices[i]`` is used by
+people whose data come from profile ``i``); it is :math:`(G,\varepsilon)`-profile-private when for
+every edge :math:`(i,j)` and output :math:`y`,
+:math:`(P_iA^i)_y \le e^{\varepsilon}(P_jA^j)_y` (Definition 2). For bits (``d = 2``, category 1 is
+the bit 1) the channels are flips: a bit is negated with probability ``flips[i]``.
+
+Every solver's answer is *certified*: :func:`profile_privacy_loss` is evaluated exactly on the
+returned channels, and if the solver's tolerance left a violation, the channels are mixed with
+the uninformative channel by the smallest weight that removes it (mixing with a constant output
+distribution moves every likelihood ratio towards 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from shuffle_lib._validation import RngLike, as_rng, check_epsilon
+
+_SIMPLEX_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class ProfileGraph:
+    """Profiles (a ``(k, d)`` array of categorical distributions, or a 1-D array of Bernoulli
+    parameters :math:`p_i = P[x = 1]`) and the edges between sensitive pairs (seed 002,
+    Definition 2). An empty edge list is allowed: nothing is sensitive, and every mechanism
+    returns the identity channel.
+
+    >>> g = ProfileGraph([0.2, 0.5, 0.9], [(0, 1), (1, 2)])
+    >>> g.profiles.round(12).tolist(), g.edges.tolist()
+    ([[0.8, 0.2], [0.5, 0.5], [0.1, 0.9]], [[0, 1], [1, 2]])
+    """
+
+    profiles: ArrayLike
+    edges: ArrayLike
+
+    def __post_init__(self) -> None:
+        rows = np.asarray(self.profiles, dtype=float)
+        if rows.ndim == 1:
+            rows = np.column_stack([1 - rows, rows])
+        if rows.ndim != 2 or rows.shape[0] < 1 or rows.shape[1] < 2:
+            raise ValueError(f"profiles must be a (k, d) array with d >= 2 or k Bernoulli "
+                             f"parameters, got shape {np.shape(self.profiles)}")
+        if not np.isfinite(rows).all() or (rows < -_SIMPLEX_TOL).any():
+            raise ValueError("profiles must hold finite, non-negative probabilities")
+        if not np.allclose(rows.sum(axis=1), 1.0, atol=_SIMPLEX_TOL, rtol=0):
+            raise ValueError(f"every profile must sum to 1, got sums {rows.sum(axis=1)}")
+        pairs = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
+        if ((pairs < 0) | (pairs >= rows.shape[0])).any():
+            raise ValueError(f"edge endpoints must lie in 0..{rows.shape[0] - 1}")
+        if (pairs[:, 0] == pairs[:, 1]).any():
+            raise ValueError("self-loops are not allowed: a profile is always like itself")
+        object.__setattr__(self, "profiles", np.clip(rows, 0.0, 1.0))
+        object.__setattr__(self, "edges", np.unique(np.sort(pairs, axis=1), axis=0))
+
+    @property
+    def k(self) -> int:
+        """Number of profiles."""
+        return self.profiles.shape[0]
+
+    @property
+    def d(self) -> int:
+        """Number of categories."""
+        return self.profiles.shape[1]
+
+    def components(self) -> np.ndarray:
+        """Connected-component label of every profile (isolated profiles get their own)."""
+        adjacency = coo_matrix((np.ones(len(self.edges)), tuple(self.edges.T)),
+                               shape=(self.k, self.k))
+        return connected_components(adjacency, directed=False)[1]
+
+
+def _as_bernoulli(graph: ProfileGraph) -> np.ndarray:
+    if graph.d != 2:
+        raise ValueError(f"a one-bit mechanism needs Bernoulli profiles (d = 2), got d = {graph.d}")
+    return graph.profiles[:, 1]
+
+
+def flip_channels(flips: ArrayLike) -> np.ndarray:
+    """The ``(k, 2, 2)`` channels of bit flips: keep with probability ``1 - f``, negate with
+    probability ``f``.
+
+    >>> flip_channels([0.25]).tolist()
+    [[[0.75, 0.25], [0.25, 0.75]]]
+    """
+    f = np.atleast_1d(np.asarray(flips, dtype=float))
+    if f.ndim != 1 or not np.isfinite(f).all() or ((f < 0) | (f > 1)).any():
+        raise ValueError(f"flip probabilities must lie in [0, 1], got {flips!r}")
+    return np.stack([np.column_stack([1 - f, f]), np.column_stack([f, 1 - f])], axis=1)
+
+
+def _check_channels(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
+    mats = np.asarray(matrices, dtype=float)
+    if mats.shape != (graph.k, graph.d, graph.d):
+        raise ValueError(f"need one {graph.d} x {graph.d} channel per profile, "
+                         f"got shape {mats.shape}")
+    if not np.isfinite(mats).all() or (mats < -_SIMPLEX_TOL).any() or not np.allclose(
+            mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
+        raise ValueError("every channel row must be a probability distribution")
+    return np.clip(mats, 0.0, None)
+
+
+def _output_laws(graph: ProfileGraph, mats: np.ndarray) -> np.ndarray:
+    """Output distribution of every profile, :math:`P_iA^i`, shape ``(k, d)``."""
+    return np.einsum("kd,kde->ke", graph.profiles, mats)
+
+
+def profile_privacy_loss(graph: ProfileGraph, matrices: ArrayLike) -> float:
+    r"""The exact privacy level of per-profile channels: the largest
+    :math:`|\log (P_iA^i)_y - \log (P_jA^j)_y|` over edges :math:`(i,j)` and outputs :math:`y`
+    (seed 002, Definition 2); 0 without edges, infinite when one side can emit an output the
+    other never does. This is the certificate every mechanism is checked against.
+
+    >>> g = ProfileGraph([0.0, 1.0], [(0, 1)])
+    >>> round(profile_privacy_loss(g, flip_channels([0.25, 0.25])), 6) == round(math.log(3), 6)
+    True
+    """
+    mats = _check_channels(graph, matrices)
+    if len(graph.edges) == 0:
+        return 0.0
+    laws = _output_laws(graph, mats)
+    a, b = laws[graph.edges[:, 0]], laws[graph.edges[:, 1]]
+    both_zero = (a == 0) & (b == 0)
+    with np.errstate(divide="ignore"):
+        gap = np.abs(np.log(np.where(both_zero, 1.0, a)) - np.log(np.where(both_zero, 1.0, b)))
+    return float(gap.max())
+
+
+def _certify(graph: ProfileGraph, mats: np.ndarray, eps: float) -> np.ndarray:
+    """Mix the channels with the uniform-output channel by the smallest weight ``tau`` that makes
+    every edge ratio at most ``e^eps`` (a no-op when the solver's answer already is private).
+    With ``c = tau / d`` added to both sides, ``(1 - tau) a + c <= e^eps ((1 - tau) b + c)`` holds
+    for ``tau >= (a - e^eps b) / (a - e^eps b + (e^eps - 1) / d)``."""
+    mats = np.clip(mats, 0.0, None)
+    mats /= mats.sum(axis=2, keepdims=True)
+    if len(graph.edges) == 0 or profile_privacy_loss(graph, mats) <= eps:
+        return mats
+    laws = _output_laws(graph, mats)
+    a = np.concatenate([laws[graph.edges[:, 0]], laws[graph.edges[:, 1]]])
+    b = np.concatenate([laws[graph.edges[:, 1]], laws[graph.edges[:, 0]]])
+    excess = np.clip(a - math.exp(eps) * b, 0.0, None)
+    tau = float(np.max(excess / (excess + math.expm1(eps) / graph.d))) * (1 + 1e-9) + 1e-15
+    mixed = (1 - tau) * mats + tau / graph.d
+    if profile_privacy_loss(graph, mixed) > eps + 1e-12:
+        raise RuntimeError("could not certify the solver's channels at the requested eps")
+    return mixed
+
+
+def _single_edge_flip(p_i: float, p_j: float, eps: float) -> float:
+    """Smallest flip in [0, 1/2] meeting both output constraints of one edge, from the two
+    equality points (each log-ratio is monotone in the flip, seed 002, proof of Theorem 6)."""
+    low, high = sorted((p_i, p_j))
+    e = math.exp(eps)
+    needed = 0.0
+    if high > e * low:  # output 1: low + f (1 - 2 low) >= e^-eps (high + f (1 - 2 high))
+        needed = max(needed, (high - e * low) / (2 * (high - e * low) + e - 1))
+    if 1 - low > e * (1 - high):  # output 0, the same with the roles of 0 and 1 exchanged
+        needed = max(needed, (low - e * high + e - 1) / (2 * (low - e * high) + e - 1))
+    return min(needed, 0.5)
+
+
+def two_profile_flip_bound(p_i: float, p_j: float, eps: float) -> float:
+    r"""Observation 10 of seed 002 (closed form): for Bernoulli profiles with
+    :math:`p_i \le p_j`, the flip probability (with :math:`E = e^\varepsilon`)
+
+    .. math:: \max\Bigl\{0,\ \frac{p_j - E p_i}{2(p_j - E p_i) + E - 1},
+              \ \frac{p_i - E p_j + E - 1}{2(p_i - E p_j) + E - 1}\Bigr\}
+
+    meets both constraints of problem (4); each fraction is where one log-ratio equals
+    :math:`\varepsilon`, and a fraction counts only when its constraint fails at flip 0 (the
+    seed's condition on :math:`p_i, p_j` is garbled in the text; this is what its proof uses).
+    Randomized response, :math:`1/(1+e^\varepsilon)`, is the case :math:`p_i = 0, p_j = 1`.
+
+    >>> round(two_profile_flip_bound(0.0, 1.0, math.log(3)), 12)
+    0.25
+    """
+    eps_val = float(check_epsilon(eps, positive=True))
+    p = np.array([p_i, p_j], dtype=float)
+    if not np.isfinite(p).all() or ((p < 0) | (p > 1)).any():
+        raise ValueError(f"Bernoulli parameters must lie in [0, 1], got {p_i!r}, {p_j!r}")
+    return _single_edge_flip(float(p[0]), float(p[1]), eps_val)
+
+
+def _solve(problem, what: str) -> None:
+    import cvxpy as cp
+
+    try:
+        problem.solve(solver=cp.HIGHS)
+    except cp.error.SolverError as err:  # pragma: no cover - depends on the solver build
+        raise RuntimeError(f"{what}: the LP solver failed ({err})") from err
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise RuntimeError(f"{what}: solver status {problem.status!r}")
+
+
+def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
+    r"""Algorithm 1 of seed 002: the smallest flip probability :math:`\alpha` that makes a bit
+    from :math:`\mathrm{Bern}(p_i)` and one from :math:`\mathrm{Bern}(p_j)` indistinguishable,
+    solving the linearly constrained problem (4) with an LP solver (the constraints are linear
+    once the positive denominators are multiplied out). The answer is certified.
+
+    >>> round(two_profile_flip(0.3, 0.4, 1.0), 6)
+    0.0
+    """
+    import cvxpy as cp
+
+    graph = ProfileGraph([p_i, p_j], [(0, 1)])
+    eps_val = float(check_epsilon(eps, positive=True))
+    p = _as_bernoulli(graph)
+    flip = cp.Variable()
+    q = p + flip * (1 - 2 * p)  # P[output 1] for each profile: one shared flip
+    e = math.exp(eps_val)
+    constraints = [flip >= 0, flip <= 0.5, q[0] <= e * q[1], q[1] <= e * q[0],
+                   1 - q[0] <= e * (1 - q[1]), 1 - q[1] <= e * (1 - q[0])]
+    _solve(cp.Problem(cp.Minimize(flip), constraints), "two-profile flip")
+    value = float(np.clip(flip.value, 0.0, 0.5))
+    return float(_certify(graph, flip_channels([value, value]), eps_val)[0, 0, 1])
+
+
+def one_bit_cluster(graph: ProfileGraph, eps: float) -> np.ndarray:
+    """Algorithm 2 of seed 002 (One Bit Cluster): every profile flips with the largest
+    single-edge flip (Algorithm 1) over the edges of its connected component; isolated profiles
+    do not flip. Private because each log-ratio only shrinks as the flip grows towards 1/2
+    (Theorem 6). Returns one flip probability per profile.
+
+    >>> one_bit_cluster(ProfileGraph([0.0, 1.0, 0.5], [(0, 1)]), math.log(3)).round(6).tolist()
+    [0.25, 0.25, 0.0]
+    """
+    eps_val = float(check_epsilon(eps, positive=True))
+    p = _as_bernoulli(graph)
+    labels = graph.components()
+    flips = np.zeros(graph.k)
+    for i, j in graph.edges:  # a loop over edges: each needs its own small solve
+        need = _single_edge_flip(float(p[i]), float(p[j]), eps_val)
+        flips[labels == labels[i]] = np.maximum(flips[labels == labels[i]], need)
+    certified = _certify(graph, flip_channels(flips), eps_val)
+    return certified[:, 0, 1]
+
+
+def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
+    r"""Algorithm 3 of seed 002 (Smooth One Bit): one flip probability per profile, minimizing
+    the largest one subject to the edge constraints of problem (5), which are linear in the flips:
+    with :math:`q_i = p_i + \alpha_i(1 - 2p_i)` the probability of output 1,
+    :math:`q_i \le e^\varepsilon q_j` and :math:`1 - q_i \le e^\varepsilon(1 - q_j)` for both
+    orientations of every edge. Solved with cvxpy and HiGHS; raises ``RuntimeError`` if the solve
+    fails. The answer is certified.
+
+    >>> smooth_one_bit(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3)).round(6).tolist()
+    [0.25, 0.25]
+    """
+    import cvxpy as cp
+
+    eps_val = float(check_epsilon(eps, positive=True))
+    p = _as_bernoulli(graph)
+    if len(graph.edges) == 0:
+        return np.zeros(graph.k)
+    flips = cp.Variable(graph.k)
+    q = p + cp.multiply(flips, 1 - 2 * p)
+    e = math.exp(eps_val)
+    constraints = [flips >= 0, flips <= 0.5]
+    for a, b in (graph.edges.T, graph.edges[:, ::-1].T):  # both orientations of every edge
+        constraints += [q[a] <= e * q[b], 1 - q[a] <= e * (1 - q[b])]
+    _solve(cp.Problem(cp.Minimize(cp.max(flips)), constraints), "Smooth One Bit")
+    certified = _certify(graph, flip_channels(np.clip(flips.value, 0.0, 0.5)), eps_val)
+    return certified[:, 0, 1]
+
+
+def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_offdiag",
+                       prior: ArrayLike | None = None) -> np.ndarray:
+    r"""Algorithm 4 of seed 002 (Smooth Categorical): one row-stochastic ``d x d`` channel per
+    profile, subject to :math:`P_iA^i \le e^\varepsilon P_jA^j` elementwise for both orientations
+    of every edge (problem (6)). Objectives: ``"max_offdiag"`` (the seed's choice) minimizes the
+    largest off-diagonal entry, the worst chance of corrupting any value;
+    ``"expected_accuracy"`` maximizes :math:`\sum_i \pi_i \sum_x P_i(x) A^i_{xx}`, the chance of
+    reporting the true value under a prior :math:`\pi` on profiles (uniform by default), the
+    refinement the seed suggests. Solved with cvxpy and HiGHS; the answer is certified.
+
+    >>> mats = smooth_categorical(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3))
+    >>> mats[0, 0].round(6).tolist(), mats[1, 1].round(6).tolist()  # the rows in use
+    ([0.75, 0.25], [0.25, 0.75])
+    """
+    import cvxpy as cp
+
+    eps_val = float(check_epsilon(eps, positive=True))
+    if objective not in ("max_offdiag", "expected_accuracy"):
+        raise ValueError(f"objective must be 'max_offdiag' or 'expected_accuracy', "
+                         f"got {objective!r}")
+    weights = np.full(graph.k, 1 / graph.k) if prior is None else np.asarray(prior, float)
+    if weights.shape != (graph.k,) or (weights < 0).any() or not np.isclose(weights.sum(), 1):
+        raise ValueError(f"prior must be a distribution over the {graph.k} profiles")
+    if len(graph.edges) == 0:
+        return np.broadcast_to(np.eye(graph.d), (graph.k, graph.d, graph.d)).copy()
+    channels = [cp.Variable((graph.d, graph.d), nonneg=True) for _ in range(graph.k)]
+    laws = [graph.profiles[i] @ channels[i] for i in range(graph.k)]
+    e = math.exp(eps_val)
+    constraints = [cp.sum(a, axis=1) == 1 for a in channels]
+    for i, j in graph.edges:
+        constraints += [laws[i] <= e * laws[j], laws[j] <= e * laws[i]]
+    off = ~np.eye(graph.d, dtype=bool)
+    if objective == "max_offdiag":
+        goal = cp.Minimize(cp.max(cp.hstack([a[off] for a in channels])))
+    else:
+        goal = cp.Maximize(sum(weights[i] * graph.profiles[i] @ cp.diag(channels[i])
+                               for i in range(graph.k)))
+    _solve(cp.Problem(goal, constraints), "Smooth Categorical")
+    return _certify(graph, np.array([a.value for a in channels]), eps_val)
+
+
+def apply_flips(bits: ArrayLike, profile_index: ArrayLike, flips: ArrayLike,
+                rng: RngLike = None) -> np.ndarray:
+    """Privatize bits: person ``n`` negates ``bits[n]`` with probability
+    ``flips[profile_index[n]]`` (Algorithms 1-3, last step).
+
+    >>> apply_flips([0, 1, 1], [0, 0, 1], [0.0, 1.0], rng=0).tolist()
+    [0, 1, 0]
+    """
+    b = np.asarray(bits)
+    index = np.asarray(profile_index)
+    f = flip_channels(flips)[:, 0, 1]
+    if b.shape != index.shape or not np.isin(b, (0, 1)).all():
+        raise ValueError("bits must be 0/1 and match profile_index in shape")
+    if not np.issubdtype(index.dtype, np.integer) or ((index < 0) | (index >= f.size)).any():
+        raise ValueError(f"profile_index must hold integers in 0..{f.size - 1}")
+    flip = as_rng(rng).random(b.shape) < f[index]
+    return np.where(flip, 1 - b, b).astype(np.int64)
+
+
+def apply_channel(values: ArrayLike, profile_index: ArrayLike, matrices: ArrayLike,
+                  rng: RngLike = None) -> np.ndarray:
+    """Privatize categories: person ``n`` reports a draw from row ``values[n]`` of
+    ``matrices[profile_index[n]]`` (Algorithm 4, last step). Vectorized: one uniform per person
+    against the cumulative row.
+
+    >>> apply_channel([0, 1], [0, 0], [np.eye(2)], rng=0).tolist()
+    [0, 1]
+    """
+    mats = np.asarray(matrices, dtype=float)
+    if mats.ndim != 3 or mats.shape[1] != mats.shape[2] or (mats < 0).any() or not np.allclose(
+            mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
+        raise ValueError("matrices must be row-stochastic (k, d, d) channels")
+    x = np.asarray(values)
+    index = np.asarray(profile_index)
+    if x.shape != index.shape:
+        raise ValueError("values and profile_index must have the same shape")
+    for name, arr, size in (("values", x, mats.shape[1]), ("profile_index", index, mats.shape[0])):
+        if not np.issubdtype(arr.dtype, np.integer) or ((arr < 0) | (arr >= size)).any():
+            raise ValueError(f"{name} must hold integers in 0..{size - 1}")
+    cumulative = np.cumsum(mats[index, x], axis=-1)
+    draw = as_rng(rng).random(x.shape)[..., None]
+    return np.minimum((draw >= cumulative).sum(axis=-1), mats.shape[1] - 1)
