@@ -101,8 +101,8 @@ def flip_channels(flips: ArrayLike) -> np.ndarray:
 
 def _check_channels(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
     mats = np.asarray(matrices, dtype=float)
-    if mats.shape != (graph.k, graph.d, graph.d):
-        raise ValueError(f"need one {graph.d} x {graph.d} channel per profile, "
+    if mats.ndim != 3 or mats.shape[:2] != (graph.k, graph.d) or mats.shape[2] < 1:
+        raise ValueError(f"need one {graph.d} x m channel per profile ({graph.k} of them), "
                          f"got shape {mats.shape}")
     if not np.isfinite(mats).all() or (mats < -_SIMPLEX_TOL).any() or not np.allclose(
             mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
@@ -111,12 +111,13 @@ def _check_channels(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
 
 
 def _output_laws(graph: ProfileGraph, mats: np.ndarray) -> np.ndarray:
-    """Output distribution of every profile, :math:`P_iA^i`, shape ``(k, d)``."""
+    """Output distribution of every profile, :math:`P_iA^i`, shape ``(k, m)``."""
     return np.einsum("kd,kde->ke", graph.profiles, mats)
 
 
 def profile_privacy_loss(graph: ProfileGraph, matrices: ArrayLike) -> float:
-    r"""The exact privacy level of per-profile channels: the largest
+    r"""The exact privacy level of per-profile channels (``(k, d, m)``: ``m`` outputs, so a joint
+    release of several reports is one channel with the product output space): the largest
     :math:`|\log (P_iA^i)_y - \log (P_jA^j)_y|` over edges :math:`(i,j)` and outputs :math:`y`
     (seed 002, Definition 2); 0 without edges, infinite when one side can emit an output the
     other never does. This is the certificate every mechanism is checked against.
@@ -139,8 +140,9 @@ def profile_privacy_loss(graph: ProfileGraph, matrices: ArrayLike) -> float:
 def _certify(graph: ProfileGraph, mats: np.ndarray, eps: float) -> np.ndarray:
     """Mix the channels with the uniform-output channel by the smallest weight ``tau`` that makes
     every edge ratio at most ``e^eps`` (a no-op when the solver's answer already is private).
-    With ``c = tau / d`` added to both sides, ``(1 - tau) a + c <= e^eps ((1 - tau) b + c)`` holds
-    for ``tau >= (a - e^eps b) / (a - e^eps b + (e^eps - 1) / d)``."""
+    With ``c = tau / m`` (``m`` outputs) added to both sides,
+    ``(1 - tau) a + c <= e^eps ((1 - tau) b + c)`` holds for
+    ``tau >= (a - e^eps b) / (a - e^eps b + (e^eps - 1) / m)``."""
     mats = np.clip(mats, 0.0, None)
     mats /= mats.sum(axis=2, keepdims=True)
     if len(graph.edges) == 0 or profile_privacy_loss(graph, mats) <= eps:
@@ -149,8 +151,9 @@ def _certify(graph: ProfileGraph, mats: np.ndarray, eps: float) -> np.ndarray:
     a = np.concatenate([laws[graph.edges[:, 0]], laws[graph.edges[:, 1]]])
     b = np.concatenate([laws[graph.edges[:, 1]], laws[graph.edges[:, 0]]])
     excess = np.clip(a - math.exp(eps) * b, 0.0, None)
-    tau = float(np.max(excess / (excess + math.expm1(eps) / graph.d))) * (1 + 1e-9) + 1e-15
-    mixed = (1 - tau) * mats + tau / graph.d
+    outputs = mats.shape[2]
+    tau = float(np.max(excess / (excess + math.expm1(eps) / outputs))) * (1 + 1e-9) + 1e-15
+    mixed = (1 - tau) * mats + tau / outputs
     if profile_privacy_loss(graph, mixed) > eps + 1e-12:
         raise RuntimeError("could not certify the solver's channels at the requested eps")
     return mixed

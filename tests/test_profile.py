@@ -136,6 +136,37 @@ def test_local_dp_implies_profile_privacy_on_random_graphs(rng: np.random.Genera
         assert profile_privacy_loss(graph, np.broadcast_to(krr, (k, d, d))) <= eps + 1e-12
 
 
+def test_composition_through_joint_channels(rng: np.random.Generator) -> None:
+    for _ in range(20):
+        k, d = 3, 2
+        profiles = rng.dirichlet(np.ones(d), size=k)
+        graph = ProfileGraph(profiles, [(0, 1), (1, 2)])
+        first, second = rng.dirichlet(np.ones(d), size=(2, k, d))
+        eps1, eps2 = profile_privacy_loss(graph, first), profile_privacy_loss(graph, second)
+        # independent samples from one profile: a channel on the pair (x1, x2) of the product
+        # profile; Observation 4 says the loss is at most eps1 + eps2
+        pair = ProfileGraph(np.einsum("ka,kb->kab", profiles, profiles).reshape(k, d * d),
+                            graph.edges)
+        both = np.einsum("kac,kbe->kabce", first, second).reshape(k, d * d, d * d)
+        assert profile_privacy_loss(pair, both) <= eps1 + eps2 + 1e-12
+        # the same sample privatized twice: one channel with output pairs
+        twice = np.einsum("kac,kae->kace", first, second).reshape(k, d, d * d)
+        assert np.allclose(twice.sum(axis=2), 1.0)
+        assert profile_privacy_loss(graph, twice) >= max(eps1, eps2) - 1e-12
+
+
+def test_two_views_of_one_sample_break_additive_composition() -> None:
+    # x = (b1, b2): profile 0 draws b1 = b2, profile 1 draws b1 != b2, both uniformly.
+    graph = ProfileGraph([[0.5, 0.0, 0.0, 0.5], [0.0, 0.5, 0.5, 0.0]], [(0, 1)])
+    bits = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    first_bit = np.stack([np.eye(2)[bits[:, 0]]] * 2)  # report b1 exactly
+    second_bit = np.stack([np.eye(2)[bits[:, 1]]] * 2)  # report b2 exactly
+    assert profile_privacy_loss(graph, first_bit) == 0.0  # each bit alone is a fair coin
+    assert profile_privacy_loss(graph, second_bit) == 0.0
+    both = np.einsum("kam,kab->kamb", first_bit, second_bit).reshape(2, 4, 4)
+    assert profile_privacy_loss(graph, both) == np.inf  # together they name the profile
+
+
 def test_isolated_profiles_and_empty_edge_lists() -> None:
     graph = ProfileGraph([0.0, 1.0, 0.3], [(0, 1)])
     assert one_bit_cluster(graph, 1.0)[2] == 0.0
