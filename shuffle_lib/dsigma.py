@@ -317,11 +317,12 @@ def kendall_sensitivity(width: ArrayLike) -> np.ndarray | float:
     return float(out) if out.ndim == 0 else out
 
 
-def _sensitivity(reference: np.ndarray, groups: Groups, distance: str) -> float:
-    """Kendall: Property 4 from the width; Hamming: the largest group of two or more people (one
-    group's reports can change at most that many fixed points, and a derangement of it does)."""
+def _sensitivity(width: int, groups: Groups, distance: str) -> float:
+    """Kendall: Property 4 from the largest width; Hamming: the largest group of two or more
+    people (one group's reports can change at most that many fixed points, and a derangement of
+    it does)."""
     if distance == "kendall":
-        return float(kendall_sensitivity(max_width(reference, groups)))
+        return float(kendall_sensitivity(width))
     largest = max(g.size for g in groups)
     return float(largest) if largest >= 2 else 0.0
 
@@ -415,8 +416,9 @@ class DSigmaMechanism:
         object.__setattr__(self, "reference", ref)
         object.__setattr__(self, "_checked", checked)
         # computed once: every draw needs theta, and the widths cost a pass over all groups
-        object.__setattr__(self, "_width", max_width(ref, checked))
-        object.__setattr__(self, "_delta", _sensitivity(ref, checked, self.distance))
+        width = max_width(ref, checked)
+        object.__setattr__(self, "_width", width)
+        object.__setattr__(self, "_delta", _sensitivity(width, checked, self.distance))
 
     @classmethod
     def from_positions(cls, points: ArrayLike, r: float, alpha: float,
@@ -492,7 +494,8 @@ def rescaled_alpha(mechanism: DSigmaMechanism, other_groups: list[ArrayLike]) ->
     other = check_groups(other_groups, mechanism.n)
     if math.isinf(mechanism.theta):
         raise ValueError("the mechanism does not shuffle (sensitivity 0): no alpha' is finite")
-    return mechanism.theta * _sensitivity(mechanism.reference, other, mechanism.distance)
+    width = max_width(mechanism.reference, other)
+    return mechanism.theta * _sensitivity(width, other, mechanism.distance)
 
 
 def reidentification_odds_bound(eps: float, alpha: float, group_size: int, k: int) -> float:

@@ -99,20 +99,87 @@ def flip_channels(flips: ArrayLike) -> np.ndarray:
     return np.stack([np.column_stack([1 - f, f]), np.column_stack([f, 1 - f])], axis=1)
 
 
-def _check_channels(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
+def _stochastic(matrices: ArrayLike) -> np.ndarray:
+    """A ``(k, d, m)`` stack of channels whose rows are probability distributions."""
     mats = np.asarray(matrices, dtype=float)
-    if mats.ndim != 3 or mats.shape[:2] != (graph.k, graph.d) or mats.shape[2] < 1:
-        raise ValueError(f"need one {graph.d} x m channel per profile ({graph.k} of them), "
-                         f"got shape {mats.shape}")
+    if mats.ndim != 3 or min(mats.shape) < 1:
+        raise ValueError(f"channels must be a (k, d, m) array, got shape {mats.shape}")
     if not np.isfinite(mats).all() or (mats < -_SIMPLEX_TOL).any() or not np.allclose(
             mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
         raise ValueError("every channel row must be a probability distribution")
     return np.clip(mats, 0.0, None)
 
 
-def _output_laws(graph: ProfileGraph, mats: np.ndarray) -> np.ndarray:
-    """Output distribution of every profile, :math:`P_iA^i`, shape ``(k, m)``."""
-    return np.einsum("kd,kde->ke", graph.profiles, mats)
+def _check_channels(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
+    mats = _stochastic(matrices)
+    if mats.shape[:2] != (graph.k, graph.d):
+        raise ValueError(f"need one {graph.d} x m channel per profile ({graph.k} of them), "
+                         f"got shape {mats.shape}")
+    return mats
+
+
+def output_laws(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
+    """Output distribution of every profile, :math:`P_iA^i`, shape ``(k, m)``.
+
+    >>> output_laws(ProfileGraph([0.2], []), flip_channels([0.5])).tolist()
+    [[0.5, 0.5]]
+    """
+    return np.einsum("kd,kde->ke", graph.profiles, _check_channels(graph, matrices))
+
+
+def expected_accuracy(graph: ProfileGraph, matrices: ArrayLike, prior: ArrayLike) -> float:
+    r"""Probability of reporting the true value, :math:`\sum_i \pi_i \sum_x P_i(x) A^i_{xx}`,
+    for profiles drawn from ``prior`` (square channels; the objective ``"expected_accuracy"`` of
+    :func:`smooth_categorical`).
+
+    >>> round(expected_accuracy(ProfileGraph([0.2], []), flip_channels([0.1]), [1.0]), 12)
+    0.9
+    """
+    mats = _check_channels(graph, matrices)
+    weights = _check_prior(graph, prior)
+    if mats.shape[2] != graph.d:
+        raise ValueError("expected accuracy needs square channels (outputs = categories)")
+    kept = np.einsum("kd,kd->k", graph.profiles, np.diagonal(mats, axis1=1, axis2=2))
+    return float(weights @ kept)
+
+
+def _check_prior(graph: ProfileGraph, prior: ArrayLike) -> np.ndarray:
+    weights = np.asarray(prior, dtype=float)
+    if weights.shape != (graph.k,) or (weights < 0).any() or not np.isclose(weights.sum(), 1):
+        raise ValueError(f"prior must be a distribution over the {graph.k} profiles")
+    return weights
+
+
+def independent_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLike
+                         ) -> tuple[ProfileGraph, np.ndarray]:
+    r"""Two independent samples from the same profile, privatized by ``first`` and ``second``, as
+    one release: the product profiles :math:`P_i \otimes P_i` on pairs of values and the product
+    channel on pairs of outputs (Observation 4 of seed 002 bounds its loss by the sum).
+
+    >>> pair, channel = independent_releases(ProfileGraph([0.5], []), flip_channels([0.0]),
+    ...                                      flip_channels([0.0]))
+    >>> pair.d, channel.shape
+    (4, (1, 4, 4))
+    """
+    a, b = _check_channels(graph, first), _check_channels(graph, second)
+    k, d = graph.k, graph.d
+    pairs = ProfileGraph(np.einsum("ka,kb->kab", graph.profiles, graph.profiles).reshape(k, d * d),
+                         graph.edges)
+    channel = np.einsum("kac,kbe->kabce", a, b).reshape(k, d * d, -1)
+    return pairs, channel
+
+
+def same_sample_releases(first: ArrayLike, second: ArrayLike) -> np.ndarray:
+    """One sample privatized twice, by ``first`` and then ``second`` independently: a single
+    channel whose outputs are pairs (Observation 13 of seed 002: no composition result).
+
+    >>> same_sample_releases(flip_channels([0.0]), flip_channels([0.0])).shape
+    (1, 2, 4)
+    """
+    a, b = _stochastic(first), _stochastic(second)
+    if a.shape[:2] != b.shape[:2]:
+        raise ValueError(f"the channels must share profiles and inputs, got {a.shape}, {b.shape}")
+    return np.einsum("kam,kab->kamb", a, b).reshape(a.shape[0], a.shape[1], -1)
 
 
 def profile_privacy_loss(graph: ProfileGraph, matrices: ArrayLike) -> float:
@@ -129,7 +196,7 @@ def profile_privacy_loss(graph: ProfileGraph, matrices: ArrayLike) -> float:
     mats = _check_channels(graph, matrices)
     if len(graph.edges) == 0:
         return 0.0
-    laws = _output_laws(graph, mats)
+    laws = output_laws(graph, mats)
     a, b = laws[graph.edges[:, 0]], laws[graph.edges[:, 1]]
     both_zero = (a == 0) & (b == 0)
     with np.errstate(divide="ignore"):
@@ -147,7 +214,7 @@ def _certify(graph: ProfileGraph, mats: np.ndarray, eps: float) -> np.ndarray:
     mats /= mats.sum(axis=2, keepdims=True)
     if len(graph.edges) == 0 or profile_privacy_loss(graph, mats) <= eps:
         return mats
-    laws = _output_laws(graph, mats)
+    laws = output_laws(graph, mats)
     a = np.concatenate([laws[graph.edges[:, 0]], laws[graph.edges[:, 1]]])
     b = np.concatenate([laws[graph.edges[:, 1]], laws[graph.edges[:, 0]]])
     excess = np.clip(a - math.exp(eps) * b, 0.0, None)
@@ -205,6 +272,15 @@ def _solve(problem, what: str) -> None:
         raise RuntimeError(f"{what}: solver status {problem.status!r}")
 
 
+def _bit_constraints(q, edges: np.ndarray, e: float) -> list:
+    """Both output constraints of problems (4)/(5), for both orientations of every edge, given the
+    cvxpy expression ``q`` of every profile's probability of reporting 1."""
+    constraints = []
+    for a, b in (edges.T, edges[:, ::-1].T):
+        constraints += [q[a] <= e * q[b], 1 - q[a] <= e * (1 - q[b])]
+    return constraints
+
+
 def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
     r"""Algorithm 1 of seed 002: the smallest flip probability :math:`\alpha` that makes a bit
     from :math:`\mathrm{Bern}(p_i)` and one from :math:`\mathrm{Bern}(p_j)` indistinguishable,
@@ -221,9 +297,7 @@ def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
     p = _as_bernoulli(graph)
     flip = cp.Variable()
     q = p + flip * (1 - 2 * p)  # P[output 1] for each profile: one shared flip
-    e = math.exp(eps_val)
-    constraints = [flip >= 0, flip <= 0.5, q[0] <= e * q[1], q[1] <= e * q[0],
-                   1 - q[0] <= e * (1 - q[1]), 1 - q[1] <= e * (1 - q[0])]
+    constraints = [flip >= 0, flip <= 0.5, *_bit_constraints(q, graph.edges, math.exp(eps_val))]
     _solve(cp.Problem(cp.Minimize(flip), constraints), "two-profile flip")
     value = float(np.clip(flip.value, 0.0, 0.5))
     return float(_certify(graph, flip_channels([value, value]), eps_val)[0, 0, 1])
@@ -268,10 +342,8 @@ def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
         return np.zeros(graph.k)
     flips = cp.Variable(graph.k)
     q = p + cp.multiply(flips, 1 - 2 * p)
-    e = math.exp(eps_val)
-    constraints = [flips >= 0, flips <= 0.5]
-    for a, b in (graph.edges.T, graph.edges[:, ::-1].T):  # both orientations of every edge
-        constraints += [q[a] <= e * q[b], 1 - q[a] <= e * (1 - q[b])]
+    constraints = [flips >= 0, flips <= 0.5,
+                   *_bit_constraints(q, graph.edges, math.exp(eps_val))]
     _solve(cp.Problem(cp.Minimize(cp.max(flips)), constraints), "Smooth One Bit")
     certified = _certify(graph, flip_channels(np.clip(flips.value, 0.0, 0.5)), eps_val)
     return certified[:, 0, 1]
@@ -297,9 +369,7 @@ def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_of
     if objective not in ("max_offdiag", "expected_accuracy"):
         raise ValueError(f"objective must be 'max_offdiag' or 'expected_accuracy', "
                          f"got {objective!r}")
-    weights = np.full(graph.k, 1 / graph.k) if prior is None else np.asarray(prior, float)
-    if weights.shape != (graph.k,) or (weights < 0).any() or not np.isclose(weights.sum(), 1):
-        raise ValueError(f"prior must be a distribution over the {graph.k} profiles")
+    weights = _check_prior(graph, np.full(graph.k, 1 / graph.k) if prior is None else prior)
     if len(graph.edges) == 0:
         return np.broadcast_to(np.eye(graph.d), (graph.k, graph.d, graph.d)).copy()
     channels = [cp.Variable((graph.d, graph.d), nonneg=True) for _ in range(graph.k)]
@@ -346,10 +416,7 @@ def apply_channel(values: ArrayLike, profile_index: ArrayLike, matrices: ArrayLi
     >>> apply_channel([0, 1], [0, 0], [np.eye(2)], rng=0).tolist()
     [0, 1]
     """
-    mats = np.asarray(matrices, dtype=float)
-    if mats.ndim != 3 or mats.shape[1] != mats.shape[2] or (mats < 0).any() or not np.allclose(
-            mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
-        raise ValueError("matrices must be row-stochastic (k, d, d) channels")
+    mats = _stochastic(matrices)
     x = np.asarray(values)
     index = np.asarray(profile_index)
     if x.shape != index.shape:
@@ -359,4 +426,4 @@ def apply_channel(values: ArrayLike, profile_index: ArrayLike, matrices: ArrayLi
             raise ValueError(f"{name} must hold integers in 0..{size - 1}")
     cumulative = np.cumsum(mats[index, x], axis=-1)
     draw = as_rng(rng).random(x.shape)[..., None]
-    return np.minimum((draw >= cumulative).sum(axis=-1), mats.shape[1] - 1)
+    return np.minimum((draw >= cumulative).sum(axis=-1), mats.shape[2] - 1)

@@ -16,9 +16,12 @@ from shuffle_lib.profile import (
     ProfileGraph,
     apply_channel,
     apply_flips,
+    expected_accuracy,
     flip_channels,
+    independent_releases,
     one_bit_cluster,
     profile_privacy_loss,
+    same_sample_releases,
     smooth_categorical,
     smooth_one_bit,
     two_profile_flip,
@@ -117,6 +120,8 @@ def test_categorical_binary_case_and_objectives() -> None:
     accurate = smooth_categorical(graph, eps, "expected_accuracy")
     accuracy = [np.mean(np.einsum("kd,kd->k", graph.profiles, np.diagonal(m, axis1=1, axis2=2)))
                 for m in (mats, accurate)]
+    by_loop = sum(graph.profiles[i, x] * accurate[i, x, x] for i in range(3) for x in range(2)) / 3
+    assert expected_accuracy(graph, accurate, np.full(3, 1 / 3)) == pytest.approx(by_loop)
     assert accuracy[1] >= accuracy[0] - 1e-7
     off = ~np.eye(2, dtype=bool)
     assert mats[:, off].max() <= accurate[:, off].max() + 1e-7
@@ -149,8 +154,12 @@ def test_composition_through_joint_channels(rng: np.random.Generator) -> None:
                             graph.edges)
         both = np.einsum("kac,kbe->kabce", first, second).reshape(k, d * d, d * d)
         assert profile_privacy_loss(pair, both) <= eps1 + eps2 + 1e-12
+        library_pair, library_both = independent_releases(graph, first, second)
+        np.testing.assert_allclose(library_pair.profiles, pair.profiles)
+        np.testing.assert_allclose(library_both, both)
         # the same sample privatized twice: one channel with output pairs
         twice = np.einsum("kac,kae->kace", first, second).reshape(k, d, d * d)
+        np.testing.assert_allclose(same_sample_releases(first, second), twice)
         assert np.allclose(twice.sum(axis=2), 1.0)
         assert profile_privacy_loss(graph, twice) >= max(eps1, eps2) - 1e-12
 
@@ -183,6 +192,10 @@ def test_sampling_matches_the_channels() -> None:
     for x in range(3):
         counts = np.bincount(reports[values == x], minlength=3)
         assert stats.chisquare(counts, 20_000 * mats[0, x]).pvalue > 1e-4
+    profile = np.array([[[0.5, 0.3, 0.2]]])  # a profile is a channel from one dummy input
+    drawn = apply_channel(np.zeros(30_000, dtype=int), np.zeros(30_000, dtype=int), profile,
+                          rng=gen)
+    assert stats.chisquare(np.bincount(drawn, minlength=3), 30_000 * profile[0, 0]).pvalue > 1e-4
     bits = np.repeat([0, 1], 50_000)
     flipped = apply_flips(bits, np.repeat([0, 1], 50_000), [0.1, 0.3], rng=gen)
     assert abs(np.mean(flipped[:50_000]) - 0.1) < 5 * math.sqrt(0.09 / 50_000)
