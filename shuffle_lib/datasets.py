@@ -1,13 +1,18 @@
-r"""Data for the d_sigma experiments (seed 000, Section 5): the synthetic three-granularity set,
-households with a fine-scale correlation (the seed's motivating example), and a real survey that
-ships inside an installed package (nothing is downloaded at run time).
+r"""Data for the experiments; nothing is downloaded at run time.
+
+- d_sigma (seed 000, Section 5): the synthetic three-granularity set, households with a
+  fine-scale correlation (the seed's motivating example), and a survey bundled with statsmodels.
+- Swapping (seed 003): the 1940 Massachusetts dwelling-ownership counts by county (the seed's
+  Table 2, shipped as a CSV next to this module) and household microdata rebuilt from them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 from shuffle_lib._validation import RngLike, as_rng, check_integer
@@ -101,3 +106,69 @@ def anes96() -> PublicPrivateData:
                              frame["income"].to_numpy(dtype=float),
                              "ANES 1996: ideology and age (public), party (sensitive), "
                              "income (privileged)")
+
+
+MASSACHUSETTS_1940_TWO_PERSON = 264_331  # seed 003, Table 1: b, the two-person households
+# Assumed shares of the other household sizes (1, 3, 4, ..., 10); the seed gives only b. Any
+# choice keeping every other size below b gives the same budget; see the docstring below.
+MASSACHUSETTS_1940_OTHER_SIZE_SHARES = {1: 0.085, 3: 0.225, 4: 0.18, 5: 0.12, 6: 0.07, 7: 0.04,
+                                        8: 0.022, 9: 0.012, 10: 0.015}
+
+
+def massachusetts_1940_tenure() -> pd.DataFrame:
+    """Dwelling ownership by county, Massachusetts, 1940 Census full count (seed 003, Table 2):
+    columns ``county``, ``owned``, ``rented`` (the original counts, 1,144,424 dwellings) and
+    ``owned_swapped``, ``rented_swapped`` (the seed's one run of the Permutation Algorithm at
+    p = 50%). Shipped as ``shuffle_lib/data/massachusetts_1940_tenure.csv``.
+
+    >>> table = massachusetts_1940_tenure()
+    >>> int(table[["owned", "rented"]].to_numpy().sum())
+    1144424
+    """
+    path = resources.files("shuffle_lib") / "data" / "massachusetts_1940_tenure.csv"
+    with path.open() as handle:
+        return pd.read_csv(handle)
+
+
+def _household_size_counts(total: int) -> dict[int, int]:
+    """Sizes 1..10 with exactly MASSACHUSETTS_1940_TWO_PERSON two-person households and the rest
+    split by the assumed shares (largest remainders, so the counts add up to ``total``)."""
+    rest = total - MASSACHUSETTS_1940_TWO_PERSON
+    sizes = list(MASSACHUSETTS_1940_OTHER_SIZE_SHARES)
+    shares = np.array(list(MASSACHUSETTS_1940_OTHER_SIZE_SHARES.values()))
+    exact = rest * shares / shares.sum()
+    counts = np.floor(exact).astype(np.int64)
+    counts[np.argsort(-(exact - counts))[: rest - counts.sum()]] += 1
+    return {2: MASSACHUSETTS_1940_TWO_PERSON, **dict(zip(sizes, counts.tolist(), strict=True))}
+
+
+def massachusetts_1940_households(rng: RngLike = None) -> pd.DataFrame:
+    r"""One row per household reproducing the seed's 1940 Massachusetts county x tenure counts
+    exactly (seed 003, Table 2), with columns ``state`` ("MA"), ``county``, ``tenure``
+    ("owned"/"rented") and ``size`` (persons, 1 to 10), ready for the seed's swapping scheme
+    (swap key state x size, swap variable county, held variable tenure).
+
+    The seed gives county x tenure counts and one stratum size, :math:`b=264{,}331` two-person
+    households, the largest stratum. Assumption made here: household size is independent of
+    county and tenure, so sizes are dealt to the households by a uniformly random permutation
+    (``rng``) of a fixed list of sizes holding exactly 264,331 twos and the other sizes in the
+    proportions ``MASSACHUSETTS_1940_OTHER_SIZE_SHARES`` (a plausible 1940 profile; each
+    of them stays below b, so the theorem's b is the seed's). Counties and tenure are categorical.
+
+    >>> homes = massachusetts_1940_households(rng=0)
+    >>> len(homes), int((homes["size"] == 2).sum())
+    (1144424, 264331)
+    """
+    table = massachusetts_1940_tenure()
+    counties = table["county"].to_numpy()
+    owned, rented = table["owned"].to_numpy(), table["rented"].to_numpy()
+    county = np.concatenate([np.repeat(counties, owned), np.repeat(counties, rented)])
+    tenure = np.repeat(["owned", "rented"], [owned.sum(), rented.sum()])
+    size_counts = _household_size_counts(county.size)
+    sizes = np.repeat(np.array(list(size_counts)), list(size_counts.values()))
+    return pd.DataFrame({
+        "state": pd.Categorical(np.repeat("MA", county.size)),
+        "county": pd.Categorical(county, categories=counties),
+        "tenure": pd.Categorical(tenure, categories=["owned", "rented"]),
+        "size": as_rng(rng).permutation(sizes),
+    })

@@ -349,10 +349,31 @@ def mallows_sample(
     return np.stack([one() for _ in range(draws)])
 
 
+@njit(cache=True)
+def fill_uniform_derangement(perm: np.ndarray, gen: np.random.Generator
+                             ) -> None:  # pragma: no cover - compiled
+    """Fill ``perm`` (length k != 1) with a uniformly random derangement of 0..k-1, by rejection:
+    a Fisher-Yates shuffle from the back fixes entry i for good at step i, so the draw restarts
+    as soon as an entry lands on its own place. Conditioning a uniform permutation on having no
+    fixed point leaves it uniform over the derangements; about e restarts, O(k) expected."""
+    k = perm.size
+    done = k == 0
+    while not done:
+        for i in range(k):
+            perm[i] = i
+        done = True
+        for i in range(k - 1, -1, -1):
+            j = gen.integers(0, i + 1) if i > 0 else 0
+            perm[i], perm[j] = perm[j], perm[i]
+            if perm[i] == i:
+                done = False
+                break
+
+
 def random_derangement(m: int, rng: RngLike = None) -> np.ndarray:
     """A uniformly random derangement of 0..m-1 (no entry stays in place), by rejection from
-    uniform permutations: exactly uniform, about e draws on average. ``m = 0`` gives an empty
-    array; ``m = 1`` has no derangement and raises.
+    uniform permutations (``fill_uniform_derangement``): exactly uniform, about e draws on
+    average. ``m = 0`` gives an empty array; ``m = 1`` has no derangement and raises.
 
     >>> d = random_derangement(6, rng=0)
     >>> bool(is_permutation(d) and np.all(d != np.arange(6)))
@@ -361,8 +382,6 @@ def random_derangement(m: int, rng: RngLike = None) -> np.ndarray:
     size = check_integer(m, "m", 0)
     if size == 1:
         raise ValueError("a single item has no derangement (m = 1)")
-    gen = as_rng(rng)
-    while True:
-        candidate = gen.permutation(size)
-        if not np.any(candidate == np.arange(size)):
-            return candidate
+    perm = np.empty(size, np.int64)
+    fill_uniform_derangement(perm, as_rng(rng))
+    return perm

@@ -1,0 +1,433 @@
+r"""Data swapping as differential privacy (seed 003, Bailie, Gong & Meng, 2023).
+
+A swapping scheme has three kinds of variables: the *swap key* :math:`V_{\text{Match}}` (records
+with equal key values form a stratum), the *swap variable* :math:`V_{\text{Swap}}` (exchanged
+between records of a stratum, e.g. the county) and the held variables (everything else, e.g.
+tenure, which stays with its record). The seed's Permutation Algorithm selects each record of a
+stratum with probability :math:`p` (redrawing the selection if exactly one record was picked) and
+moves the swap variable of the selected records along a uniformly random derangement. It
+preserves two tables, its invariants :math:`\mathbf c_{\text{Swap}}`: the counts of the held
+variables (including the key) and the :math:`V_{\text{Match}}\times V_{\text{Swap}}` counts. The
+seed's theorem: conditional on those invariants, with the unordered-Hamming distance between
+datasets as input divergence, the algorithm is pure :math:`\varepsilon`-DP with
+
+.. math:: \varepsilon = \max\{\ln(b+1)-\ln o,\ \ln o\},\qquad o = p/(1-p),
+
+where :math:`b` is the size of the largest stratum holding two different records
+(:math:`\varepsilon=0` if there is none).
+
+Records are pandas DataFrames, one row per privacy unit (a household in the seed's examples).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from numba import njit
+from numpy.typing import ArrayLike
+from scipy.special import expit
+
+from shuffle_lib._validation import RngLike, as_rng, check_integer, check_probability
+from shuffle_lib.divergences import hamming_set_distance, unordered_dataset
+from shuffle_lib.permutations import fill_uniform_derangement, log_derangements
+
+Columns = str | Sequence[str]
+UnorderedDataset = tuple[tuple, ...]
+
+MAX_EXACT_STRATUM = 8  # exact enumeration visits m! permutations per stratum
+
+
+def _column_list(spec: Columns, name: str, records: pd.DataFrame) -> list[str]:
+    columns = [spec] if isinstance(spec, str) else list(spec)
+    if not columns:
+        raise ValueError(f"{name} must name at least one column")
+    unknown = [c for c in columns if c not in records.columns]
+    if unknown:
+        raise ValueError(f"{name}: unknown column(s) {unknown}; the records have "
+                         f"{list(records.columns)}")
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"{name} repeats a column: {columns}")
+    return columns
+
+
+def _check_records(records: pd.DataFrame, match_key: Columns, swap_var: Columns
+                   ) -> tuple[list[str], list[str]]:
+    """Validate the frame and the two column roles; return them as lists."""
+    if not isinstance(records, pd.DataFrame):
+        raise ValueError(f"records must be a pandas DataFrame, got {type(records).__name__}")
+    if records.empty:
+        raise ValueError("records is empty: there is nothing to swap")
+    match = _column_list(match_key, "match_key", records)
+    swap = _column_list(swap_var, "swap_var", records)
+    shared = sorted(set(match) & set(swap))
+    if shared:
+        raise ValueError(f"swap_var and match_key share column(s) {shared}: records of a stratum "
+                         "agree on the key, so swapping a key column would change nothing")
+    for column in match + swap:
+        if records[column].isna().any():
+            raise ValueError(f"column {column!r} holds missing values (NaN): strata and swapped "
+                             "values must be defined for every record; recode them first")
+    return match, swap
+
+
+def _check_swap_rate(p: float) -> float:
+    if np.ndim(p) != 0:
+        raise ValueError(f"p must be a single swap rate, got {p!r}")
+    return float(check_probability(p, "p"))
+
+
+def stratum_codes(records: pd.DataFrame, match_key: Columns) -> np.ndarray:
+    """Stratum number (0, 1, ...) of every record: records with equal ``match_key`` values share
+    a stratum (seed 003, the Permutation Algorithm's strata).
+
+    >>> frame = pd.DataFrame({"size": [2, 3, 2], "county": ["A", "B", "C"]})
+    >>> stratum_codes(frame, "size").tolist()
+    [0, 1, 0]
+    """
+    if not isinstance(records, pd.DataFrame) or records.empty:
+        raise ValueError("records must be a non-empty pandas DataFrame")
+    match = _column_list(match_key, "match_key", records)
+    codes = np.zeros(len(records), np.int64)
+    for column in match:  # mixed-radix code of the key, renumbered densely after each column
+        values, uniques = pd.factorize(records[column], use_na_sentinel=False)
+        codes, _ = pd.factorize(codes * len(uniques) + values)
+    return codes.astype(np.int64, copy=False)
+
+
+@njit(cache=True)
+def _swap_sources(codes: np.ndarray, n_strata: int, p: float, gen: np.random.Generator
+                  ) -> np.ndarray:  # pragma: no cover - compiled
+    """For every record, the record whose swap value it receives (itself if not selected)."""
+    n = codes.size
+    starts = np.zeros(n_strata + 1, np.int64)
+    for c in codes:
+        starts[c + 1] += 1
+    for s in range(n_strata):
+        starts[s + 1] += starts[s]
+    order = np.empty(n, np.int64)  # counting sort of the records by stratum
+    filled = starts[:-1].copy()
+    for i in range(n):
+        order[filled[codes[i]]] = i
+        filled[codes[i]] += 1
+    source = np.arange(n)
+    chosen = np.empty(n, np.int64)
+    perm = np.empty(n, np.int64)
+    for s in range(n_strata):
+        lo, hi = starts[s], starts[s + 1]
+        if hi - lo < 2 or p == 0.0:
+            continue
+        k = 1
+        while k == 1:  # line 11 of the algorithm: exactly one selected, select again
+            k = 0
+            for t in range(lo, hi):
+                if gen.random() < p:
+                    chosen[k] = order[t]
+                    k += 1
+        if k == 0:
+            continue
+        fill_uniform_derangement(perm[:k], gen)
+        for i in range(k):
+            source[chosen[i]] = chosen[perm[i]]
+    return source
+
+
+def swap(records: pd.DataFrame, match_key: Columns, swap_var: Columns, p: float,
+         rng: RngLike = None) -> pd.DataFrame:
+    r"""The Permutation Algorithm (seed 003, algorithm slide): within every stratum of at least
+    two records (records agreeing on ``match_key``), select each record independently with
+    probability ``p``, select again while exactly one record is selected, and give the selected
+    records each other's ``swap_var`` values along a uniformly random derangement
+    :math:`\sigma`: record :math:`i` receives the value of record :math:`\sigma(i)`.
+
+    Returns a new DataFrame (same index, same column order and dtypes); ``records`` is not
+    modified. Every column other than ``swap_var`` is unchanged, row by row, so no record is lost
+    or duplicated. The budget is :func:`swapping_epsilon` with :func:`largest_stratum`. One pass,
+    compiled: a counting sort by stratum, then per stratum Bernoulli selections and a
+    Fisher-Yates derangement by rejection (about e tries), :math:`O(n)` expected time.
+
+    >>> frame = pd.DataFrame({"size": [2, 2, 2], "county": ["A", "B", "C"]})
+    >>> out = swap(frame, "size", "county", p=1.0, rng=0)
+    >>> sorted(out.county) == ["A", "B", "C"] and bool((out.county != frame.county).all())
+    True
+    """
+    _, swap_columns = _check_records(records, match_key, swap_var)
+    rate = _check_swap_rate(p)
+    codes = stratum_codes(records, match_key)
+    source = _swap_sources(codes, int(codes.max()) + 1, rate, as_rng(rng))
+    out = records.copy()
+    for column in swap_columns:
+        out[column] = records[column].array.take(source)
+    return out
+
+
+def largest_stratum(records: pd.DataFrame, match_key: Columns) -> int:
+    r""":math:`b=\max\{0,\ n_j : \text{stratum } j \text{ holds at least two different records}\}`
+    (seed 003, theorem slide), where records are compared on all columns of ``records`` and
+    :math:`n_j` counts the records of stratum :math:`j`. A stratum of identical records cannot be
+    changed by swapping, so it does not enter the budget.
+
+    >>> frame = pd.DataFrame({"size": [1, 1, 1, 2, 2], "county": ["A", "A", "A", "A", "B"]})
+    >>> largest_stratum(frame, "size")
+    2
+    """
+    if not isinstance(records, pd.DataFrame) or records.empty:
+        raise ValueError("records must be a non-empty pandas DataFrame")
+    match = _column_list(match_key, "match_key", records)
+    grouped = records.groupby(match, dropna=False)
+    distinct = records.drop_duplicates().groupby(match, dropna=False).size()
+    sizes = grouped.size()
+    varied = sizes[distinct.reindex(sizes.index) >= 2]
+    return int(varied.max()) if varied.size else 0
+
+
+def swapping_epsilon(b: ArrayLike, p: ArrayLike) -> np.ndarray | float:
+    r"""The Permutation Algorithm's budget (seed 003, theorem slide), with :math:`o=p/(1-p)`:
+
+    .. math:: \varepsilon = \begin{cases} 0 & b = 0,\\
+              \ln(b+1)-\ln o & 0 < p \le \sqrt{b+1}/(\sqrt{b+1}+1),\\
+              \ln o & \text{above},\end{cases}
+
+    that is :math:`\max\{\ln(b+1)-\ln o,\ \ln o\}` for every :math:`p\in(0,1)` (for
+    :math:`p\le 1/2` the first term is the larger), and :math:`+\infty` at :math:`p\in\{0,1\}`
+    when :math:`b>0` (no finite budget holds there). Computed as
+    :math:`\ln o=\ln p-\operatorname{log1p}(-p)`, so :math:`b` up to :math:`10^8` and :math:`p`
+    near 0 or 1 stay accurate. Broadcasts over ``b`` and ``p``.
+
+    >>> round(swapping_epsilon(264_331, 0.01), 2), round(swapping_epsilon(13_680_081, 0.05), 2)
+    (17.08, 19.38)
+    """
+    sizes = np.asarray(b)
+    if sizes.size == 0 or not np.issubdtype(sizes.dtype, np.integer) or (sizes < 0).any():
+        raise ValueError(f"b must hold integers >= 0 (largest stratum sizes), got {b!r}")
+    rate = check_probability(p, "p")
+    with np.errstate(divide="ignore"):
+        log_odds = np.log(rate) - np.log1p(-rate)
+    log_size = np.log1p(sizes.astype(float))
+    eps = np.where(sizes == 0, 0.0, np.maximum(log_size - log_odds, log_odds))
+    return float(eps) if eps.ndim == 0 else eps
+
+
+def minimum_swapping_epsilon(b: int) -> tuple[float, float]:
+    r"""The smallest budget a stratum size :math:`b\ge 1` allows and the swap rate attaining it
+    (seed 003, conversion slide): the two branches of :func:`swapping_epsilon` meet where
+    :math:`o=\sqrt{b+1}`, so
+
+    .. math:: \varepsilon_b = \tfrac12\ln(b+1),\qquad
+              p^\ast = \frac{\sqrt{b+1}}{\sqrt{b+1}+1}.
+
+    >>> eps, rate = minimum_swapping_epsilon(3)
+    >>> round(eps, 4), round(rate, 4)
+    (0.6931, 0.6667)
+    """
+    size = check_integer(b, "b", 1)
+    eps = 0.5 * math.log1p(size)
+    return eps, float(expit(eps))
+
+
+def swap_rates_for_epsilon(b: int, eps: float) -> tuple[float, float]:
+    r"""The two swap rates whose budget (:func:`swapping_epsilon`) equals ``eps`` for stratum
+    size :math:`b\ge1` (seed 003, conversion slide): solving each branch,
+
+    .. math:: p_{\text{low}} = \operatorname{expit}(\ln(b+1)-\varepsilon),\qquad
+              p_{\text{high}} = \operatorname{expit}(\varepsilon),
+
+    defined for :math:`\varepsilon\ge\varepsilon_b=\tfrac12\ln(b+1)`; they coincide at
+    :math:`\varepsilon_b`. A float near 1 stores :math:`1-p_{\text{high}}\approx e^{-\varepsilon}`
+    with absolute error :math:`10^{-16}`, so feeding :math:`p_{\text{high}}` back loses digits
+    above about :math:`\varepsilon=20` (relative error :math:`10^{-16}e^{\varepsilon}`), and
+    beyond about 37 it rounds to 1.
+
+    >>> low, high = swap_rates_for_epsilon(264_331, 12.48)
+    >>> round(low, 3), round(high, 6)
+    (0.501, 0.999996)
+    """
+    size = check_integer(b, "b", 1)
+    smallest, _ = minimum_swapping_epsilon(size)
+    if not np.isfinite(eps) or eps < smallest - 1e-12:
+        raise ValueError(f"eps = {eps!r} is not attainable with b = {size}: every swap rate gives "
+                         f"at least ln(b+1)/2 = {smallest:.6g}")
+    eps = max(float(eps), smallest)
+    return float(expit(math.log1p(size) - eps)), float(expit(eps))
+
+
+def swapping_invariants(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
+                        hold: Columns | None = None) -> dict[str, pd.Series]:
+    r"""The two tables the Permutation Algorithm never changes (seed 003, invariants
+    :math:`\mathbf c_{\text{Swap}}`), as counts indexed by category (sorted):
+
+    - ``"hold"``: :math:`\mathbf V_{\text{Hold}}`, the joint counts of ``match_key`` and the held
+      variables ``hold`` (default: every column that is neither key nor swap variable);
+    - ``"match_swap"``: :math:`\mathbf V_{\text{Match}}\times\mathbf V_{\text{Swap}}`.
+
+    >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
+    >>> swapping_invariants(frame, "size", "county")["hold"].tolist()
+    [1, 1]
+    """
+    match, swap_columns = _check_records(records, match_key, swap_var)
+    if hold is None:
+        held = [c for c in records.columns if c not in match and c not in swap_columns]
+    else:
+        held = _column_list(hold, "hold", records)
+        clash = sorted(set(held) & set(swap_columns))
+        if clash:
+            raise ValueError(f"hold and swap_var share column(s) {clash}")
+        held = [c for c in held if c not in match]
+
+    def counts(columns: list[str]) -> pd.Series:
+        return records.value_counts(columns, sort=False, dropna=False).sort_index()
+
+    return {"hold": counts(match + held), "match_swap": counts(match + swap_columns)}
+
+
+def _strata_rows(records: pd.DataFrame, match_key: Columns, swap_var: Columns
+                 ) -> tuple[list[list[tuple]], list[int]]:
+    """Rows (tuples over all columns) grouped by stratum, and the positions of the swap
+    columns inside a row tuple."""
+    _, swap_columns = _check_records(records, match_key, swap_var)
+    codes = stratum_codes(records, match_key)
+    rows = list(records.itertuples(index=False, name=None))
+    strata: list[list[tuple]] = [[] for _ in range(int(codes.max()) + 1)]
+    for code, row in zip(codes.tolist(), rows, strict=True):
+        strata[code].append(row)
+    too_big = max(len(s) for s in strata)
+    if too_big > MAX_EXACT_STRATUM:
+        raise ValueError(f"a stratum holds {too_big} records; exact enumeration is limited to "
+                         f"{MAX_EXACT_STRATUM} per stratum (it visits m! permutations)")
+    return strata, [records.columns.get_loc(c) for c in swap_columns]
+
+
+def _with_swap_values(rows: list[tuple], targets: Sequence[int], positions: list[int]
+                      ) -> list[tuple]:
+    """Row i takes the swap values of row targets[i]."""
+    out = []
+    for row, target in zip(rows, targets, strict=True):
+        values = list(row)
+        for pos in positions:
+            values[pos] = rows[target][pos]
+        out.append(tuple(values))
+    return out
+
+
+def _stratum_output_law(rows: list[tuple], positions: list[int], p: float
+                        ) -> dict[UnorderedDataset, float]:
+    r"""Exact law of one swapped stratum: every permutation :math:`\pi` of the stratum is the
+    derangement of its moved set :math:`S`, drawn with probability
+    :math:`p^{|S|}(1-p)^{m-|S|}/(1-mp(1-p)^{m-1})\cdot 1/!|S|`."""
+    m = len(rows)
+    if m < 2:
+        return {unordered_dataset(rows): 1.0}
+    normalizer = 1.0 - m * p * (1.0 - p) ** (m - 1)
+    derangement_counts = np.rint(np.exp(log_derangements(np.arange(m + 1))))  # !1 = 0 unused
+    law: Counter = Counter()
+    for perm in itertools.permutations(range(m)):
+        moved = sum(1 for i, j in enumerate(perm) if i != j)
+        weight = p**moved * (1.0 - p) ** (m - moved) / normalizer / float(derangement_counts[moved])
+        if weight > 0:
+            law[unordered_dataset(_with_swap_values(rows, perm, positions))] += weight
+    return dict(law)
+
+
+def _combine(laws: list[dict[UnorderedDataset, float]]) -> dict[UnorderedDataset, float]:
+    """Law of the union of independent strata (their outputs are disjoint sets of rows)."""
+    total: dict[UnorderedDataset, float] = {(): 1.0}
+    for law in laws:
+        merged: Counter = Counter()
+        for rows_a, prob_a in total.items():
+            for rows_b, prob_b in law.items():
+                merged[tuple(sorted(rows_a + rows_b))] += prob_a * prob_b
+        total = dict(merged)
+    return total
+
+
+def swap_output_distribution(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
+                             p: float) -> dict[UnorderedDataset, float]:
+    r"""Exact distribution of the swapped dataset :math:`T(\mathbf X)` for tiny inputs, by
+    enumerating every selection and every derangement (seed 003, the Permutation Algorithm).
+
+    The output is an unordered dataset, i.e. the contingency table :math:`[n^{\mathbf Z}_{jkl}]`
+    the algorithm returns; it is keyed here by the sorted tuple of its rows (each row a tuple over
+    all columns, see :func:`shuffle_lib.divergences.unordered_dataset`). Strata are independent,
+    so the law is the product of the strata's laws. At most ``MAX_EXACT_STRATUM`` records per
+    stratum.
+
+    >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
+    >>> law = swap_output_distribution(frame, "size", "county", p=0.5)
+    >>> sorted(round(v, 3) for v in law.values())
+    [0.5, 0.5]
+    """
+    strata, positions = _strata_rows(records, match_key, swap_var)
+    rate = _check_swap_rate(p)
+    return _combine([_stratum_output_law(rows, positions, rate) for rows in strata])
+
+
+def invariant_universe(records: pd.DataFrame, match_key: Columns, swap_var: Columns
+                       ) -> list[UnorderedDataset]:
+    r"""Every unordered dataset with the same invariants as ``records`` (seed 003,
+    :math:`\mathcal D_{\mathbf c_{\text{Swap}}}(\mathbf X)`): within each stratum the held values
+    and the swap values are fixed as multisets, so the universe is every re-pairing of the two,
+    stratum by stratum (exhaustive; tiny inputs only).
+
+    >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
+    >>> len(invariant_universe(frame, "size", "county"))
+    2
+    """
+    strata, positions = _strata_rows(records, match_key, swap_var)
+    per_stratum = []
+    for rows in strata:
+        pairings = {unordered_dataset(_with_swap_values(rows, perm, positions))
+                    for perm in itertools.permutations(range(len(rows)))}
+        per_stratum.append({pairing: 1.0 for pairing in pairings})
+    return sorted(_combine(per_stratum))
+
+
+def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
+                             p: float) -> pd.DataFrame:
+    r"""For every pair :math:`\mathbf X\ne\mathbf X'` of the invariant universe of ``records``:
+    their distance :math:`d^u_{\text{HamS}}(\mathbf X,\mathbf X')` and the exact privacy loss
+
+    .. math:: L = \max_{\mathbf Z}\left|\ln\frac{\Pr(T(\mathbf X)=\mathbf Z)}
+              {\Pr(T(\mathbf X')=\mathbf Z)}\right|,
+
+    (``inf`` if one output is possible from one dataset only). The seed's theorem states
+    :math:`L\le d^u_{\text{HamS}}\,\varepsilon`; :func:`exact_swapping_epsilon` is the largest
+    :math:`L/d`. Columns ``x``, ``x_prime`` (indices into :func:`invariant_universe`),
+    ``distance``, ``loss``.
+    """
+    universe = invariant_universe(records, match_key, swap_var)
+    columns = list(records.columns)
+    laws = []
+    for dataset in universe:
+        frame = pd.DataFrame(list(dataset), columns=columns).astype(records.dtypes.to_dict())
+        laws.append(swap_output_distribution(frame, match_key, swap_var, p))
+    rows = []
+    for i, j in itertools.combinations(range(len(universe)), 2):
+        outputs = set(laws[i]) | set(laws[j])
+        with np.errstate(divide="ignore"):
+            first = np.log([laws[i].get(z, 0.0) for z in outputs])
+            second = np.log([laws[j].get(z, 0.0) for z in outputs])
+        gaps = np.where(first == second, 0.0, np.abs(first - second))
+        rows.append((i, j, hamming_set_distance(universe[i], universe[j]), float(gaps.max())))
+    return pd.DataFrame(rows, columns=["x", "x_prime", "distance", "loss"])
+
+
+def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
+                           p: float) -> float:
+    r"""The smallest :math:`\varepsilon` with
+    :math:`\Pr(T(\mathbf X)=\mathbf Z)\le e^{\varepsilon d^u_{\text{HamS}}(\mathbf X,\mathbf X')}
+    \Pr(T(\mathbf X')=\mathbf Z)` on the invariant universe of ``records``, by exhaustive
+    enumeration (:func:`pairwise_swapping_losses`); 0 when the universe has one dataset. The
+    seed's theorem says it never exceeds :func:`swapping_epsilon` of :func:`largest_stratum`.
+
+    >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
+    >>> round(exact_swapping_epsilon(frame, "size", "county", 0.5), 4)
+    0.0
+    """
+    losses = pairwise_swapping_losses(records, match_key, swap_var, p)
+    if losses.empty:
+        return 0.0
+    return float((losses["loss"] / losses["distance"]).max())

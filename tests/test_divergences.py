@@ -1,0 +1,134 @@
+"""The divergences of a (D, d_X, d_T) DP definition (seed 003): dataset distances and output
+divergences, against brute force and closed forms."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from stat_checks import shifted_discrete_gaussians
+
+from shuffle_lib.divergences import (
+    hamming_set_distance,
+    mult_divergence,
+    normalized_renyi_divergence,
+    renyi_divergence,
+    symmetric_difference_distance,
+    unordered_dataset,
+)
+
+
+def _mult_brute_force(p: np.ndarray, q: np.ndarray, delta: float) -> float:
+    """sup over every event S of the seed's MULT^delta expression."""
+    best = 0.0
+    for size in range(1, p.size + 1):
+        for event in itertools.combinations(range(p.size), size):
+            ps, qs = p[list(event)].sum(), q[list(event)].sum()
+            for a, b in ((ps, qs), (qs, ps)):
+                if a - delta > 0:
+                    best = max(best, math.inf if b == 0 else math.log((a - delta) / b))
+    return best
+
+
+def test_mult_matches_brute_force(rng: np.random.Generator) -> None:
+    for _ in range(150):
+        k = int(rng.integers(2, 7))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        if rng.random() < 0.3:  # impossible outcomes on one side
+            q[rng.integers(k)] = 0.0
+            q /= q.sum()
+        for delta in (0.0, 0.01, 0.2):
+            expected = _mult_brute_force(p, q, delta)
+            got = mult_divergence(p, q, delta)
+            assert got == pytest.approx(expected, rel=1e-12) or got == expected == math.inf
+
+
+def test_mult_known_values() -> None:
+    eps = 1.3
+    rr = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
+    assert mult_divergence(rr, rr[::-1]) == pytest.approx(eps)
+    assert mult_divergence(rr, rr) == 0.0
+    assert mult_divergence([1.0, 0.0], [0.0, 1.0]) == math.inf
+    assert mult_divergence([1.0, 0.0], [0.0, 1.0], delta=0.999) == math.inf  # total variation 1
+    # (eps, delta) pair: a point mass of 0.05 missing under q costs delta = 0.05, no more
+    p, q = np.array([0.05, 0.475, 0.475]), np.array([0.0, 0.5, 0.5])
+    assert mult_divergence(p, q, delta=0.05) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_renyi_limits_and_closed_form() -> None:
+    p, q = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.5, 0.3])
+    kl = float(np.sum(p * np.log(p / q)))
+    assert renyi_divergence(p, q, 1.0) == pytest.approx(kl)
+    assert renyi_divergence(p, q, 1 + 1e-7) == pytest.approx(kl, rel=1e-5)
+    assert renyi_divergence(p, q, 2.0) == pytest.approx(math.log(np.sum(p**2 / q)))
+    orders = np.linspace(1, 50, 200)
+    values = [renyi_divergence(p, q, a) for a in orders]
+    assert np.all(np.diff(values) >= -1e-12)  # non-decreasing in the order
+    assert renyi_divergence(p, q, 1e4) <= math.log(np.max(p / q)) + 1e-9  # D_inf
+
+
+@pytest.mark.parametrize("sigma2", [0.3, 1.0, 4.0, 25.0])
+def test_normalized_renyi_of_discrete_gaussians(sigma2: float) -> None:
+    # N_Z(0, s2) vs N_Z(1, s2): D_alpha <= alpha / (2 s2), with equality at alpha = 2
+    p, q = shifted_discrete_gaussians(sigma2)
+    assert normalized_renyi_divergence(p, q) ** 2 == pytest.approx(1 / (2 * sigma2), rel=1e-6)
+
+
+def test_normalized_renyi_randomized_response() -> None:
+    # pure eps-DP implies (eps^2 / 2)-zCDP (Bun & Steinke 2016, Proposition 3.3)
+    for eps in (0.1, 1.0, 3.0):
+        rr = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
+        value = normalized_renyi_divergence(rr, rr[::-1])
+        assert 0 < value**2 <= eps**2 / 2 + 1e-12
+        dense = max(renyi_divergence(rr, rr[::-1], a) / a for a in np.linspace(1, 200, 20_000))
+        assert value**2 >= dense - 1e-9
+
+
+def test_dataset_distances() -> None:
+    x = [("MA", 2, "own"), ("TX", 1, "rent"), ("MA", 2, "rent")]
+    y = [("MA", 2, "rent"), ("TX", 1, "rent"), ("MA", 2, "rent")]
+    assert unordered_dataset(x) != unordered_dataset(y)
+    assert unordered_dataset(x) == unordered_dataset(x[::-1])
+    assert hamming_set_distance(x, y) == 1.0 and symmetric_difference_distance(x, y) == 2
+    assert hamming_set_distance(x, x[::-1]) == 0.0
+    assert hamming_set_distance(x, x[:2]) == math.inf
+    assert symmetric_difference_distance(x, x[:2]) == 1
+
+
+def test_hamming_is_the_shortest_path_of_replacements(rng: np.random.Generator) -> None:
+    # breadth-first search over "replace one record" moves on multisets of 3 records from {0,1,2}
+    datasets = sorted({tuple(sorted(c)) for c in itertools.product(range(3), repeat=3)})
+    for start in datasets:
+        dist = {start: 0}
+        frontier = [start]
+        while frontier:
+            nxt = []
+            for d in frontier:
+                for i, v in itertools.product(range(3), range(3)):
+                    e = tuple(sorted((*d[:i], v, *d[i + 1:])))
+                    if e not in dist:
+                        dist[e] = dist[d] + 1
+                        nxt.append(e)
+            frontier = nxt
+        for end, steps in dist.items():
+            rows_a, rows_b = [(v,) for v in start], [(v,) for v in end]
+            assert hamming_set_distance(rows_a, rows_b) == steps
+            assert symmetric_difference_distance(rows_a, rows_b) == 2 * steps
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: mult_divergence([0.5, 0.5], [1.0]), "one length"),
+        (lambda: mult_divergence([0.5, 0.6], [0.5, 0.5]), "probability vector"),
+        (lambda: mult_divergence([-0.1, 1.1], [0.5, 0.5]), "probability vector"),
+        (lambda: mult_divergence([0.5, 0.5], [0.5, 0.5], delta=1.0), "delta"),
+        (lambda: renyi_divergence([0.5, 0.5], [0.5, 0.5], 0.5), "alpha"),
+        (lambda: normalized_renyi_divergence([0.5, 0.5], [0.5, 0.5], max_alpha=1.0), "max_alpha"),
+    ],
+)
+def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
