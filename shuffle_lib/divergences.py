@@ -8,8 +8,10 @@ a DP flavour is a triple :math:`(\mathcal D, d_{\mathcal X}, d_{\mathcal T})`).
   neighbours: add or remove one record). Both are the shortest-path metrics of their neighbour
   graphs.
 - Output divergences :math:`d_{\mathcal T}` between two distributions on a finite output space:
-  MULT (pure DP), :math:`\text{MULT}^\delta` (approximate DP) and the normalized Rényi
-  divergence :math:`D_{\text{nor}}` behind zero-concentrated DP.
+  MULT (pure DP) and :math:`\text{MULT}^\delta` (approximate DP) are
+  :func:`shuffle_lib.accounting.finite.epsilon_for_delta` (at :math:`\delta=0` and
+  :math:`\delta`); the normalized Rényi divergence :math:`D_{\text{nor}}` behind
+  zero-concentrated DP is :func:`normalized_renyi_divergence` here.
 
 A mechanism satisfies the triple with budget :math:`\varepsilon` when
 :math:`d_{\mathcal T}(P_{\mathbf X},P_{\mathbf X'})\le
@@ -26,9 +28,8 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp
 
-from shuffle_lib._validation import check_delta
+from shuffle_lib.accounting.finite import check_distribution_pair, renyi_divergence
 
 
 def unordered_dataset(rows: Iterable[Iterable]) -> tuple[tuple, ...]:
@@ -71,80 +72,6 @@ def hamming_set_distance(x: Iterable[Iterable], y: Iterable[Iterable]) -> float:
     return _symmetric_difference_size(rows_x, rows_y) / 2
 
 
-def _check_distributions(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    first, second = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    if first.ndim != 1 or first.shape != second.shape or first.size == 0:
-        raise ValueError(f"p and q must be 1-D probability vectors of one length, got shapes "
-                         f"{first.shape} and {second.shape}")
-    for name, arr in (("p", first), ("q", second)):
-        if not np.isfinite(arr).all() or (arr < 0).any() or abs(arr.sum() - 1) > 1e-9:
-            raise ValueError(f"{name} must be a probability vector (entries >= 0, sum 1), "
-                             f"got {arr!r}")
-    return first, second
-
-
-def _one_sided_mult(p: np.ndarray, q: np.ndarray, delta: float) -> float:
-    """sup over events S of ln([P(S) - delta]^+ / Q(S)): the supremum is attained on a set
-    {P > t Q}, i.e. on a prefix of the outcomes sorted by likelihood ratio."""
-    with np.errstate(divide="ignore"):
-        log_ratio = np.log(p) - np.log(q)
-    order = np.argsort(-np.nan_to_num(log_ratio, nan=-np.inf), kind="stable")
-    mass_p, mass_q = np.cumsum(p[order]), np.cumsum(q[order])
-    excess = mass_p - delta
-    if np.any((excess > 1e-15) & (mass_q <= 0)):
-        return math.inf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.where(excess > 0, np.log(np.maximum(excess, 1e-300)) - np.log(mass_q),
-                          -np.inf)
-    return float(np.max(values))
-
-
-def mult_divergence(p: ArrayLike, q: ArrayLike, delta: float = 0.0) -> float:
-    r"""The multiplicative divergence behind pure and approximate DP (seed 003, output
-    divergences):
-
-    .. math:: \text{MULT}^\delta(P,Q)=\sup_S\max\left\{\ln\frac{[P(S)-\delta]^+}{Q(S)},\
-              \ln\frac{[Q(S)-\delta]^+}{P(S)},\ 0\right\},
-
-    with :math:`\text{MULT}=\text{MULT}^0=\max_z|\ln P(z)/Q(z)|` on a finite space. Exact: for each
-    direction the supremum is attained on an event :math:`\{P>tQ\}`, a prefix of the outcomes
-    sorted by likelihood ratio. ``inf`` when an event of probability above :math:`\delta` under
-    one law is impossible under the other. :math:`(\varepsilon,\delta)`-DP on a pair means
-    :math:`\text{MULT}^\delta\le\varepsilon`.
-
-    >>> round(mult_divergence([0.75, 0.25], [0.25, 0.75]), 4)  # randomized response, e^eps = 3
-    1.0986
-    """
-    first, second = _check_distributions(p, q)
-    level = float(check_delta(delta))
-    return max(_one_sided_mult(first, second, level), _one_sided_mult(second, first, level), 0.0)
-
-
-def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
-    r"""Rényi divergence of order :math:`\alpha>1`,
-    :math:`D_\alpha(P\|Q)=\frac1{\alpha-1}\ln\sum_z P(z)^\alpha Q(z)^{1-\alpha}`, in log space
-    (``inf`` if :math:`P` puts mass where :math:`Q` has none); :math:`\alpha=1` gives the
-    Kullback-Leibler limit. Used by seed 003's :math:`D_{\text{nor}}` (zCDP, Bun & Steinke 2016).
-
-    >>> round(renyi_divergence([0.5, 0.5], [0.5, 0.5], 2.0), 12)
-    0.0
-    """
-    first, second = _check_distributions(p, q)
-    if not np.isfinite(alpha) or alpha < 1:
-        raise ValueError(f"alpha must be a finite number >= 1, got {alpha!r}")
-    support = first > 0
-    if np.any(second[support] == 0):
-        return math.inf
-    weights = first[support]
-    log_ratio = np.log(weights) - np.log(second[support])
-    if alpha == 1:
-        return float(np.sum(weights * log_ratio))
-    scaled = (alpha - 1) * log_ratio
-    if scaled.max() < 30:  # near alpha = 1: ln(1 + sum p (e^{(a-1) r} - 1)) keeps every digit
-        return float(np.log1p(np.sum(weights * np.expm1(scaled))) / (alpha - 1))
-    return float(logsumexp(scaled, b=weights) / (alpha - 1))
-
-
 def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1e4) -> float:
     r"""The zCDP output divergence (seed 003, after Bun & Steinke 2016):
 
@@ -154,15 +81,16 @@ def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1
     so :math:`D_{\text{nor}}^2` is the smallest :math:`\rho` with
     :math:`D_\alpha\le\rho\alpha` for all :math:`\alpha`, and a mechanism is :math:`\rho`-zCDP
     exactly when :math:`D_{\text{nor}}\le\sqrt\rho` on neighbours. Numerical: the supremum over
-    :math:`\alpha\in(1,` ``max_alpha`` :math:`]` (plus the :math:`\alpha\to1` limit) is taken on
-    a log grid of 400 orders and refined by a bounded scalar search around the best one; it is a
-    lower estimate, tight to about :math:`10^{-6}` relative on smooth cases (tested against the
-    discrete Gaussian's closed form).
+    :math:`\alpha\in(1,` ``max_alpha`` :math:`]` is taken on a grid of 400 orders from
+    :math:`1+10^{-6}` (geometric in :math:`\alpha-1`) and refined by a bounded scalar search
+    around the best one; it is a lower estimate, tight to about :math:`10^{-6}` relative on smooth
+    cases (tested against the discrete Gaussian's closed form). Rényi divergences from
+    :func:`shuffle_lib.accounting.finite.renyi_divergence`.
 
     >>> round(normalized_renyi_divergence([0.5, 0.5], [0.5, 0.5]), 12)
     0.0
     """
-    first, second = _check_distributions(p, q)
+    first, second = check_distribution_pair(p, q)
     if not np.isfinite(max_alpha) or max_alpha <= 1:
         raise ValueError(f"max_alpha must be a finite number > 1, got {max_alpha!r}")
 
@@ -170,7 +98,7 @@ def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1
         return max(renyi_divergence(first, second, alpha),
                    renyi_divergence(second, first, alpha)) / alpha
 
-    grid = np.concatenate([[1.0], 1 + np.geomspace(1e-6, max_alpha - 1, 400)])
+    grid = 1 + np.geomspace(1e-6, max_alpha - 1, 400)
     values = np.array([ratio(a) for a in grid])
     if np.isinf(values).any():
         return math.inf

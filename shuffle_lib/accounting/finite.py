@@ -160,7 +160,8 @@ def epsilon_for_delta(p: ArrayLike, q: ArrayLike, delta: float, tol: float = 1e-
 def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
     r"""Rényi divergence of order :math:`\alpha > 1` between finite distributions,
     :math:`D_\alpha(P\|Q) = \frac{1}{\alpha-1}\ln\sum_o P(o)^\alpha Q(o)^{1-\alpha}`
-    (computed with log-sum-exp; ``inf`` if P charges an outcome that Q does not).
+    (computed with log-sum-exp, or with ``log1p``/``expm1`` near :math:`\alpha=1` where the sum
+    is close to 1; ``inf`` if P charges an outcome that Q does not).
 
     >>> round(renyi_divergence([0.5, 0.5], [0.5, 0.5], 2.0), 12)
     0.0
@@ -172,5 +173,8 @@ def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
     support = p_arr > 0
     if np.any(q_arr[support] == 0):
         return float("inf")
-    terms = alpha_val * np.log(p_arr[support]) + (1 - alpha_val) * np.log(q_arr[support])
-    return float(logsumexp(terms) / (alpha_val - 1))
+    weights = p_arr[support]
+    scaled = (alpha_val - 1) * (np.log(weights) - np.log(q_arr[support]))
+    if scaled.max() < 30:  # near alpha = 1: ln(1 + sum P (e^{(a-1) ln(P/Q)} - 1)) keeps every digit
+        return float(np.log1p(np.sum(weights * np.expm1(scaled))) / (alpha_val - 1))
+    return float(logsumexp(scaled, b=weights) / (alpha_val - 1))
