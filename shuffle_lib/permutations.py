@@ -357,6 +357,8 @@ def fill_uniform_derangement(perm: np.ndarray, gen: np.random.Generator
     as soon as an entry lands on its own place. Conditioning a uniform permutation on having no
     fixed point leaves it uniform over the derangements; about e restarts, O(k) expected."""
     k = perm.size
+    if k == 1:
+        raise ValueError("a single item has no derangement (k = 1)")
     done = k == 0
     while not done:
         for i in range(k):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from functools import reduce
 
 import numpy as np
@@ -24,12 +25,25 @@ from shuffle_lib.accounting import (
 )
 
 
+def _event_masses(p: np.ndarray, q: np.ndarray) -> list[tuple[float, float]]:
+    """(P(S), Q(S)) for every one of the 2^m events S."""
+    return [(p[np.array(mask)].sum(), q[np.array(mask)].sum())
+            for mask in itertools.product([False, True], repeat=p.size)]
+
+
 def _brute_force_hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
     """max over all 2^m events S of P(S) - e^eps Q(S)."""
+    return max(ps - np.exp(eps) * qs for ps, qs in _event_masses(p, q))
+
+
+def _brute_force_mult(p: np.ndarray, q: np.ndarray, delta: float) -> float:
+    """Seed 003's MULT^delta: sup over events of ln([P(S) - delta]^+ / Q(S)), both directions,
+    and 0."""
     best = 0.0
-    for mask in itertools.product([False, True], repeat=p.size):
-        event = np.array(mask)
-        best = max(best, p[event].sum() - np.exp(eps) * q[event].sum())
+    for ps, qs in _event_masses(p, q):
+        for a, b in ((ps, qs), (qs, ps)):
+            if a - delta > 0:
+                best = max(best, math.inf if b == 0 else math.log((a - delta) / b))
     return best
 
 
@@ -46,6 +60,31 @@ def test_hockey_stick_equals_the_worst_event(rng: np.random.Generator) -> None:
         for eps in (0.0, 0.3, 1.5):
             expected = _brute_force_hockey_stick(p, q, eps)
             assert hockey_stick_divergence(p, q, eps) == pytest.approx(expected, abs=1e-12)
+
+
+def test_epsilon_for_delta_is_the_mult_delta_divergence(rng: np.random.Generator) -> None:
+    """The seed's MULT^delta (sup over events) equals the accountant's smallest eps with both
+    hockey-stick divergences below delta."""
+    for _ in range(150):
+        k = int(rng.integers(2, 7))
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        if rng.random() < 0.3:  # impossible outcomes on one side
+            q[rng.integers(k)] = 0.0
+            q /= q.sum()
+        for delta in (0.0, 0.01, 0.2):
+            expected = _brute_force_mult(p, q, delta)
+            got = epsilon_for_delta(p, q, delta)
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-9) or got == expected == math.inf
+
+
+def test_epsilon_for_delta_known_values() -> None:
+    eps = 1.3
+    rr = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
+    assert epsilon_for_delta(rr, rr[::-1], 0.0) == pytest.approx(eps)
+    assert epsilon_for_delta([1.0, 0.0], [0.0, 1.0], 0.999) == math.inf  # total variation 1
+    # a point mass of 0.05 missing under q costs delta = 0.05, no more
+    p, q = np.array([0.05, 0.475, 0.475]), np.array([0.0, 0.5, 0.5])
+    assert epsilon_for_delta(p, q, 0.05) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_hockey_stick_vectorizes_and_decreases_in_eps() -> None:

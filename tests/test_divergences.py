@@ -10,50 +10,13 @@ import numpy as np
 import pytest
 from stat_checks import shifted_discrete_gaussians
 
-from shuffle_lib.accounting.finite import epsilon_for_delta, renyi_divergence
+from shuffle_lib.accounting.finite import renyi_divergence
 from shuffle_lib.divergences import (
     hamming_set_distance,
     normalized_renyi_divergence,
     symmetric_difference_distance,
     unordered_dataset,
 )
-
-
-def _mult_brute_force(p: np.ndarray, q: np.ndarray, delta: float) -> float:
-    """sup over every event S of the seed's MULT^delta expression."""
-    best = 0.0
-    for size in range(1, p.size + 1):
-        for event in itertools.combinations(range(p.size), size):
-            ps, qs = p[list(event)].sum(), q[list(event)].sum()
-            for a, b in ((ps, qs), (qs, ps)):
-                if a - delta > 0:
-                    best = max(best, math.inf if b == 0 else math.log((a - delta) / b))
-    return best
-
-
-def test_mult_delta_is_epsilon_for_delta(rng: np.random.Generator) -> None:
-    """The seed's MULT^delta (sup over events) equals the accountant's smallest eps with both
-    hockey-stick divergences below delta."""
-    for _ in range(150):
-        k = int(rng.integers(2, 7))
-        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
-        if rng.random() < 0.3:  # impossible outcomes on one side
-            q[rng.integers(k)] = 0.0
-            q /= q.sum()
-        for delta in (0.0, 0.01, 0.2):
-            expected = _mult_brute_force(p, q, delta)
-            got = epsilon_for_delta(p, q, delta)
-            assert got == pytest.approx(expected, rel=1e-9, abs=1e-9) or got == expected == math.inf
-
-
-def test_mult_known_values() -> None:
-    eps = 1.3
-    rr = np.array([math.exp(eps), 1.0]) / (1 + math.exp(eps))
-    assert epsilon_for_delta(rr, rr[::-1], 0.0) == pytest.approx(eps)
-    assert epsilon_for_delta([1.0, 0.0], [0.0, 1.0], 0.999) == math.inf  # total variation 1
-    # a point mass of 0.05 missing under q costs delta = 0.05, no more
-    p, q = np.array([0.05, 0.475, 0.475]), np.array([0.0, 0.5, 0.5])
-    assert epsilon_for_delta(p, q, 0.05) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_renyi_near_order_one() -> None:

@@ -11,6 +11,7 @@ from scipy import stats
 
 from shuffle_lib.permutations import (
     compose,
+    fill_uniform_derangement,
     hamming_distance,
     inverse,
     is_permutation,
@@ -114,6 +115,8 @@ def test_derangements() -> None:
     counts = np.unique(draws, axis=0, return_counts=True)[1]
     assert counts.size == 9 and stats.chisquare(counts).pvalue > 1e-3
     assert random_derangement(0).size == 0
+    with pytest.raises(ValueError, match="no derangement"):  # the compiled kernel guards itself
+        fill_uniform_derangement(np.empty(1, np.int64), np.random.default_rng(0))
 
 
 def test_extreme_theta_stays_finite() -> None:
