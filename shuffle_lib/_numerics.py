@@ -80,3 +80,54 @@ def smallest_certified_eps(delta_of: Callable[[float], float], cap: float, delta
     root = brentq(excess, low, high, xtol=EPS_TOL, rtol=4 * np.finfo(float).eps)
     root = nudge(root, lambda e: delta_of(e) > delta and e < cap, EPS_TOL, +1)  # round up
     return float(min(root, cap))
+
+
+#: Relative tolerance of :func:`certified_epsilon` (the bracket it returns is this narrow).
+CERTIFIED_RTOL = 1e-10
+
+
+def certified_epsilon(bound: Callable[[float], tuple[float, float]], cap: float,
+                      delta: float, guess: float | None = None) -> float:
+    r"""Smallest :math:`\varepsilon` in :math:`[0,\mathrm{cap}]` whose certified
+    :math:`\delta(\varepsilon)` is at most ``delta``, to relative tolerance
+    :data:`CERTIFIED_RTOL`, rounded up.
+
+    ``bound(eps)`` returns an upper bound on a non-increasing :math:`\delta(\varepsilon)` (one
+    that already includes its own rounding error) and the derivative of :math:`\delta`;
+    ``cap`` is known to be certified by other means. The search keeps a bracket
+    ``[low, high]`` with ``bound(low) > delta >= bound(high)``, steps by Newton's method on
+    :math:`\ln\delta(\varepsilon)` (falling back to bisection outside the bracket), and returns
+    ``high``: every returned value has been evaluated and certified, whatever the shape of the
+    curve, and when Newton converges from one side a probe just past the root closes the bracket.
+    ``guess`` (optional) is the first point tried; a good one saves most of the evaluations.
+
+    >>> def bound(e):
+    ...     return float(np.exp(-e * e)), float(-2 * e * np.exp(-e * e))
+    >>> root = certified_epsilon(bound, 10.0, 1e-6)
+    >>> bool(np.sqrt(np.log(1e6)) <= root <= np.sqrt(np.log(1e6)) * (1 + 1e-9))
+    True
+    """
+    upper, _ = bound(0.0)
+    if upper <= delta:
+        return 0.0
+    low, high = 0.0, cap
+    guess = cap / 2 if guess is None or not 0 < guess < cap else guess
+    for _ in range(200):
+        upper, slope = bound(guess)
+        certified = upper <= delta
+        if certified:
+            high = guess
+        else:
+            low = guess
+        if high - low <= CERTIFIED_RTOL * high:
+            break
+        if not (upper > 0 and slope < 0):
+            guess = (low + high) / 2
+            continue
+        newton = guess - (np.log(upper) - np.log(delta)) * upper / slope
+        if abs(newton - guess) <= CERTIFIED_RTOL * guess:
+            if certified:
+                break  # Newton puts the root within the tolerance below a certified point
+            newton = max(newton, guess) + CERTIFIED_RTOL * guess / 2  # probe just past the root
+        guess = newton if low < newton < high else (low + high) / 2
+    return float(high)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -9,6 +10,7 @@ from scipy import integrate, stats
 from shuffle_lib.accounting import (
     approx_dp_to_zcdp,
     gaussian_zcdp,
+    gdp_delta,
     gdp_epsilon,
     zcdp_compose,
     zcdp_to_approx_dp,
@@ -76,7 +78,13 @@ def test_round_trip_rho_eps_rho(method: str) -> None:
 
 def test_zero_budget_and_vectorization() -> None:
     assert zcdp_to_approx_dp(0.0, 1e-6, "cks") == 0.0
-    assert approx_dp_to_zcdp(0.0, 1e-6, "cks") == 0.0
+    assert approx_dp_to_zcdp(0.0, 1e-6) == 0.0  # Bun-Steinke is positive for every rho > 0
+    # CKS certifies (0, delta)-DP for small rho > 0; the inverse at eps = 0 is the largest such rho
+    rho0 = approx_dp_to_zcdp(0.0, 1e-6, "cks")
+    assert rho0 > 0 and zcdp_to_approx_dp(rho0, 1e-6, "cks") == 0.0
+    assert zcdp_to_approx_dp(rho0 * (1 + 1e-9), 1e-6, "cks") > 0
+    # consistency: the Gaussian mechanism with that rho is then (0, 1e-6)-DP
+    assert gdp_delta(np.sqrt(2 * rho0), 0.0) <= 1e-6
     out = zcdp_to_approx_dp(CENSUS_RHO, CENSUS_DELTA, "cks")
     assert out.shape == CENSUS_RHO.shape and np.isfinite(out).all()
 
@@ -94,3 +102,111 @@ def test_zero_budget_and_vectorization() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --- extreme arguments: safe rounding and tightness ----------------------------------------------
+
+GRID_EPS = [1e-12, 1e-9, 1e-6, 1e-4, 1e-2, 0.3, 1.0, 5.0, 20.0, 50.0]
+GRID_DELTA = [1e-300, 1e-100, 1e-20, 1e-10, 1e-5, 1e-2, 0.5]
+
+
+@pytest.mark.parametrize("method", ["bun-steinke", "cks"])
+@pytest.mark.parametrize("delta", GRID_DELTA)
+def test_inverse_is_safe_and_tight_on_an_extreme_grid(method: str, delta: float) -> None:
+    for eps in GRID_EPS:
+        rho = approx_dp_to_zcdp(eps, delta, method)
+        back = zcdp_to_approx_dp(rho, delta, method)
+        # safe: the returned rho never converts to more than eps (no tolerance at all)
+        assert back <= eps, (eps, rho, back)
+        # tight in rho: a rho larger by 1e-9 relative already converts to more than eps
+        assert zcdp_to_approx_dp(rho * (1 + 1e-9), delta, method) > eps, (eps, rho)
+        # tight in eps: the round trip loses less than 1e-9 relative. CKS near its flat part
+        # (delta = 0.5) resolves eps only to about 1e-15 absolute (a sum of O(1) terms), so
+        # tiny eps is held to an absolute gap there.
+        if method == "bun-steinke" or eps >= 1e-4:
+            assert (eps - back) / eps < 1e-9, (eps, rho, back)
+        else:
+            assert eps - back < 1e-13, (eps, rho, back)
+
+
+def test_reported_cancellation_case_is_fixed() -> None:
+    # (sqrt(L + eps) - sqrt(L))^2 with L = ln(1e300) = 690.8 lost six digits here: the round
+    # trip used to give 1.00000015e-6, above the target (unsafe)
+    rho = approx_dp_to_zcdp(1e-6, 1e-300)
+    assert zcdp_to_approx_dp(rho, 1e-300) <= 1e-6
+    assert zcdp_to_approx_dp(rho, 1e-300) > 1e-6 * (1 - 1e-13)
+
+
+MP_RHO = [1e-30, 1e-12, 1e-6, 0.07, 15.29, 1e3, 1e8]
+MP_DELTA = [1e-300, 1e-100, 1e-10, 0.5, 1 - 2**-53]
+
+
+def _mp_bun_steinke(rho: float, delta: float) -> mpmath.mpf:
+    log_inv = -mpmath.log(mpmath.mpf(delta))  # mpf(float) is exact: the float we pass in
+    return rho + 2 * mpmath.sqrt(mpmath.mpf(rho) * log_inv)
+
+
+@pytest.mark.parametrize("delta", MP_DELTA)
+def test_bun_steinke_forward_is_an_upper_bound_within_1e_12_of_mpmath(delta: float) -> None:
+    with mpmath.workdps(50):
+        for rho in MP_RHO:
+            exact = _mp_bun_steinke(rho, delta)
+            ours = zcdp_to_approx_dp(rho, delta)
+            assert ours >= exact, (rho, ours, exact)
+            assert (ours - exact) / exact <= 1e-12, (rho, ours, exact)
+
+
+@pytest.mark.parametrize("delta", MP_DELTA)
+def test_bun_steinke_inverse_is_a_lower_bound_within_1e_12_of_mpmath(delta: float) -> None:
+    with mpmath.workdps(50):
+        log_inv = -mpmath.log(mpmath.mpf(delta))
+        for eps in [1e-12, 1e-9, 1e-6, 1e-3, 1.0, 50.0, 1e4]:
+            exact = (mpmath.sqrt(log_inv + eps) - mpmath.sqrt(log_inv)) ** 2
+            ours = approx_dp_to_zcdp(eps, delta)
+            assert ours <= exact, (eps, ours, exact)
+            assert (exact - ours) / exact <= 1e-12, (eps, ours, exact)
+
+
+def test_the_naive_inverse_really_cancels() -> None:
+    # why the rewrite was needed: the textbook form in floats is off by more than 10% here
+    log_inv = float(np.log(1e300))
+    naive = (np.sqrt(log_inv + 1e-12) - np.sqrt(log_inv)) ** 2
+    with mpmath.workdps(50):
+        mp_log = mpmath.log(mpmath.mpf(1e300))
+        exact = (mpmath.sqrt(mp_log + mpmath.mpf(1e-12)) - mpmath.sqrt(mp_log)) ** 2
+        assert abs(naive - exact) / exact > 0.1
+        assert abs(approx_dp_to_zcdp(1e-12, 1e-300) - exact) / exact < 1e-12
+
+
+def _mp_cks(rho: float, delta: float) -> mpmath.mpf:
+    """inf over a = alpha - 1 > 0 of the CKS bound, by golden-section search in log(a)."""
+    rho_mp, log_delta = mpmath.mpf(rho), mpmath.log(mpmath.mpf(delta))
+
+    def value(t: mpmath.mpf) -> mpmath.mpf:
+        a = mpmath.exp(t)
+        return (1 + a) * rho_mp - mpmath.log1p(1 / a) - (mpmath.log1p(a) + log_delta) / a
+
+    centre = mpmath.log(mpmath.sqrt(-log_delta / rho_mp))
+    low, high = centre - 15, centre + 15
+    ratio = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(160):
+        left, right = high - ratio * (high - low), low + ratio * (high - low)
+        if value(left) < value(right):
+            high = right
+        else:
+            low = left
+    return max(mpmath.mpf(0), value((low + high) / 2))
+
+
+@pytest.mark.parametrize(
+    ("rho", "delta"),
+    [(1e-20, 1e-300), (1e-8, 1e-10), (0.07, 1e-10), (15.29, 1e-10), (2.0, 0.5), (1e3, 1e-5),
+     (1e-26, 1e-300)],
+)
+def test_cks_forward_is_an_upper_bound_close_to_the_exact_infimum(rho: float, delta: float) -> None:
+    with mpmath.workdps(40):
+        exact = _mp_cks(rho, delta)
+        ours = zcdp_to_approx_dp(rho, delta, "cks")
+        assert exact > 0
+        assert ours >= exact, (ours, exact)
+        assert (ours - exact) / exact <= 1e-9, (ours, exact)

@@ -1,102 +1,295 @@
-"""Binomial tails, Poisson-binomial laws and binary-mixture divergences.
+"""Binomial tails, Poisson-binomial laws and binary-mixture divergences, with error bounds.
 
 Shared by the shuffle accountants (:mod:`shuffle_lib.accounting.shuffle` and
 :mod:`shuffle_lib.accounting.personalized`): every reduction there ends in a count whose law is a
 binomial or Poisson-binomial, split evenly, plus one user's randomized-response bit.
+
+Numerical contract. Binomial tails and probabilities come from SciPy's Boost routines
+(``scipy.stats.binom.sf`` / ``pmf``), never from the Cephes ``bdtrc`` family, whose continued
+fraction stops early at large arguments (``bdtrc(5e7, 1e8, 0.5)`` returns 0.39 for a true 0.49996).
+Each value is trusted to the relative error :func:`value_rtol` of its number of trials (the tests
+measure the routines against 40-digit mpmath values up to ten billion trials: their error grows like
+the square root of the number of trials, 5e-12 at a billion, and the tolerance is above it).
+Every divergence comes with an absolute error bound built from that tolerance, so that callers can
+certify an upper bound that survives their own floating-point error. A non-finite value is an
+error (``FloatingPointError``), never silently a zero.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import bdtrc, logsumexp
+from scipy.signal import fftconvolve
 from scipy.stats import binom
 
-#: Mass of each binomial tail that is not summed; callers add it to delta (upper bounds) or
-#: drop it (lower bounds).
-TAIL_MASS = 1e-18
+
+def value_rtol(size: ArrayLike) -> np.ndarray | float:
+    """Relative error granted to a tail or probability of Bin(size, p) from SciPy's Boost routines,
+    and to sums built from them: ``4e-16 (16 + sqrt(size))``, above the error measured against
+    mpmath (about 1.6e-16 sqrt(size) at the centre of the law, where it is largest)."""
+    return 4e-16 * (16.0 + np.sqrt(np.asarray(size, dtype=float)))
+
+#: Absolute error granted to values near underflow (subnormal numbers lose relative precision).
+UNDERFLOW = 1e-300
+#: Count laws are truncated so that the mass left out is at most this fraction of the target delta
+#: (the mass is added back to upper bounds, so truncation costs tightness, never validity).
+TRUNCATION = 1e-12
 
 
-def log_binomial_sf(k: np.ndarray, size: np.ndarray, prob: float) -> np.ndarray:
-    """log P(Bin(size, prob) > k), vectorized; -inf where the tail underflows (below 1e-308)."""
-    k = np.asarray(k)
-    tail = bdtrc(np.clip(k, -1, size), size, prob)
-    tail = np.where(k >= size, 0.0, tail)
-    with np.errstate(divide="ignore"):
-        return np.log(tail)
+def _finite(values: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(values)):
+        raise FloatingPointError(f"non-finite {what}: {values[~np.isfinite(values)][:5]}")
+    return values
 
 
-def binomial_bulk(size: int, prob: float) -> tuple[int, int, float]:
-    """Range [low, high] holding all but at most 2 * TAIL_MASS of Bin(size, prob), and the exact
-    mass left out. Both tails come from lower-tail functions (the upper one through the mirror
-    law Bin(size, 1 - prob)): ``isf`` and ``sf`` lose all precision below about 1e-16."""
+# The hot paths call the distribution's Boost kernels (``binom._sf``, ``binom._pmf``) directly:
+# the public methods spend most of their time re-checking arguments that are valid by
+# construction here (integer k, size >= 0, prob in [0, 1]); SciPy is pinned and the tests compare
+# both routes.
+
+
+def binomial_sf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
+    """P(Bin(size, prob) > k) for integers k (any sign), vectorized (Boost; 0 only where the tail
+    is below 1e-308)."""
+    k_arr = np.asarray(k)
+    size_arr = np.broadcast_to(np.asarray(size), k_arr.shape)
+    inside = np.clip(k_arr, 0, size_arr)
+    tail = np.where(k_arr < 0, 1.0, binom._sf(inside, size_arr, prob))
+    return _finite(np.where(k_arr >= size_arr, 0.0, tail), "binomial tail")
+
+
+def binomial_pmf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
+    """P(Bin(size, prob) = k) for integers k (any sign), vectorized (Boost, relative accuracy;
+    0 outside the support)."""
+    k_arr = np.asarray(k)
+    size_arr = np.broadcast_to(np.asarray(size), k_arr.shape)
+    inside = (k_arr >= 0) & (k_arr <= size_arr)
+    pmf = np.where(inside, binom._pmf(np.clip(k_arr, 0, size_arr), size_arr, prob), 0.0)
+    return _finite(pmf, "binomial probability")
+
+
+def binomial_bulk(size: int, prob: float, mass: float) -> tuple[int, int, float]:
+    """Range [low, high] holding all but about ``2 * mass`` of Bin(size, prob), and the mass left
+    out, rounded up by :func:`value_rtol`. Both ends come from quantile functions (the upper one
+    through the mirror law Bin(size, 1 - prob)); when 1 - prob has lost too much precision for that
+    (it rounds to 1 for tiny prob), the upper end comes from a bisection on the upper tail. The
+    mass left out is then computed from the tails themselves, not taken from the quantiles."""
     if prob == 0 or size == 0:
         return 0, 0, 0.0
     if prob == 1:
         return size, size, 0.0
-    low = max(int(binom.ppf(TAIL_MASS, size, prob)), 0)
-    high = min(size - int(binom.ppf(TAIL_MASS, size, 1 - prob)), size)
-    left_out = binom.cdf(low - 1, size, prob) + binom.cdf(size - high - 1, size, 1 - prob)
-    return low, high, float(left_out)
+    mass = max(mass, UNDERFLOW)
+    low = max(int(binom.ppf(mass, size, prob)), 0)
+    high = min(size - int(binom.ppf(mass, size, 1 - prob)), size)
+    if binomial_sf(high, size, prob) > 2 * mass:
+        below, above = int(np.floor(size * prob)), size  # sf(above) = 0 <= mass
+        while above - below > 1:
+            middle = (below + above) // 2
+            if binomial_sf(middle, size, prob) <= mass:
+                above = middle
+            else:
+                below = middle
+        high = above
+    left = binom.cdf(low - 1, size, prob) if low > 0 else 0.0
+    left_out = float(_finite(np.asarray(left + binomial_sf(high, size, prob)), "tail mass"))
+    return low, high, left_out * (1 + float(value_rtol(size)))
 
 
-def log_mixture_divergence(counts: np.ndarray, keep: ArrayLike, eps: float) -> np.ndarray:
-    """log H_{e^eps}(P_c || Q_c) for P_c = B_c + Bern(keep), Q_c = B_c + Bern(1 - keep),
-    B_c ~ Bin(c, 1/2), for every c in ``counts``; ``keep`` (>= 1/2) is a scalar or one per c.
+#: Every this many consecutive counts, the deep tail is taken from Boost; in between, from the
+#: recurrence of :func:`_deep_tails`.
+_ANCHOR_EVERY = 64
 
-    The ratio P_c/Q_c increases with the outcome, so the optimal event is {X >= t} and
-    H_c = sf(t-2) (keep - e^eps (1-keep)) - sf(t-1) (e^eps keep - (1-keep)), sf the tail of B_c.
-    Checking t - 1, t, t + 1 guards against rounding in t; counts whose largest ratio
-    keep / (1 - keep) is at most e^eps contribute nothing (-inf).
+
+def c_top_padded(c_r: np.ndarray, pad: int) -> np.ndarray:
+    """The reversed counts padded with their last value, to fill the last block."""
+    return np.concatenate([c_r, np.full(pad, c_r[-1])])
+
+
+def _deep_tails(c: np.ndarray, t: np.ndarray, b0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`D_c=P(B_c\ge t_c+1)` for every count, and an absolute error bound beyond
+    :data:`VALUE_RTOL` relative.
+
+    When the counts are consecutive and the thresholds rise by 0 or 1 per count (always so for
+    one keep probability), the tails follow from one another: adding a fair coin gives
+    :math:`P(B_{c+1}\ge x)=P(B_c\ge x)+\tfrac12 b_c(x-1)`, hence, walking down from :math:`c+1`
+    to :math:`c`, :math:`D_c=D_{c+1}+\tfrac12 b_c(t_c+1)` if the threshold drops and
+    :math:`D_c=D_{c+1}-\tfrac12 b_c(t_c)` if it stays. Walking down is the stable direction (the
+    tails grow, an error does not). Every :data:`_ANCHOR_EVERY` counts the chain restarts from a
+    Boost tail, and the bound adds the rounding of the running sums
+    (:math:`2u\sum|\text{partial sums}|`) and :data:`VALUE_RTOL` of every increment. Otherwise every
+    tail is a Boost call.
     """
+    steps = np.diff(t)
+    chained = c.size > 1 and np.all(np.diff(c) == 1) and np.all((steps == 0) | (steps == 1))
+    if not chained:
+        return binomial_sf(t, c, 0.5), np.zeros(c.size)
+    # reversed: position j holds count c_top - j; increment from position j - 1 to j
+    c_r, t_r, b0_r = c[::-1], t[::-1], b0[::-1]
+    b_next = b0_r * (c_r - t_r) / (t_r + 1)  # b_c(t_c + 1)
+    increment = np.empty(c.size)
+    increment[1:] = np.where(steps[::-1] == 1, 0.5 * b_next[1:], -0.5 * b0_r[1:])
+    anchors = np.arange(0, c.size, _ANCHOR_EVERY)
+    increment[anchors] = binomial_sf(t_r[anchors], c_r[anchors], 0.5)
+    pad = (-c.size) % _ANCHOR_EVERY
+    blocks = np.concatenate([increment, np.zeros(pad)]).reshape(-1, _ANCHOR_EVERY)
+    sums = np.cumsum(blocks, axis=1)
+    spread = np.cumsum(np.abs(sums), axis=1) * np.finfo(float).eps
+    moved = np.abs(blocks) * value_rtol(c_top_padded(c_r, pad)).reshape(blocks.shape)
+    moved[:, 0] = 0.0  # the anchor carries its own relative error
+    extra = spread + np.cumsum(moved, axis=1)
+    deep = np.clip(sums.ravel()[: c.size], 0.0, None)
+    return deep[::-1].copy(), extra.ravel()[: c.size][::-1].copy()
+
+
+def mixture_divergence(
+    counts: np.ndarray, keep: ArrayLike, flip: ArrayLike, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""For every :math:`c` in ``counts``, :math:`H_c=H_{e^\varepsilon}(P_c\|Q_c)` with
+    :math:`P_c=B_c+\mathrm{Bern}(k)`, :math:`Q_c=B_c+\mathrm{Bern}(1-k)`,
+    :math:`B_c\sim\mathrm{Bin}(c,1/2)`; also :math:`dH_c/d\varepsilon` and an absolute error bound.
+
+    ``keep`` :math:`=k\ge 1/2` and ``flip`` :math:`=1-k` are scalars or one per count, passed
+    separately so that :math:`1-k` keeps its relative precision when :math:`k` rounds to 1.
+
+    With :math:`g=k-e^\varepsilon(1-k)`, :math:`\ell=e^\varepsilon k-(1-k)` and :math:`b` the pmf
+    of :math:`B_c`, :math:`P_c(x)-e^\varepsilon Q_c(x)=g\,b(x-1)-\ell\,b(x)`, positive exactly for
+    :math:`x\ge t=\lfloor(c+1)\ell/(g+\ell)\rfloor+1`, so
+    :math:`H_c=g\,T(t-1)-\ell\,T(t)` with :math:`T(x)=P(B_c\ge x)`. The float threshold can be off
+    by one, so the events :math:`\{x\ge t-1\}, \{x\ge t\}, \{x\ge t+1\}` are all evaluated and the
+    best kept. Only the deepest tail :math:`T(t+1)` is a tail (see :func:`_deep_tails`); the
+    three shallower ones add probabilities to it (no cancellation). By the envelope theorem
+    :math:`dH_c/d\varepsilon=-e^\varepsilon Q_c(E)` on the optimal event :math:`E`.
+
+    Error bound: each candidate's error is :func:`value_rtol` times the two terms of its
+    difference (plus the tail's own bound); the candidate kept is the one whose value plus error
+    is largest, and that sum bounds :math:`H_c` from above because the true optimum is one of the
+    candidates. :data:`UNDERFLOW` is added. Counts with :math:`g\le 0` contribute 0 (every
+    likelihood ratio is then at most :math:`e^\varepsilon`).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
     keep_arr = np.broadcast_to(np.asarray(keep, dtype=float), counts.shape)
+    flip_arr = np.broadcast_to(np.asarray(flip, dtype=float), counts.shape)
     scale = np.exp(eps)
-    gain = keep_arr - scale * (1 - keep_arr)
-    loss = scale * keep_arr - (1 - keep_arr)
+    gain = keep_arr - scale * flip_arr
+    loss = scale * keep_arr - flip_arr
     active = gain > 0
-    safe_gain = np.where(active, gain, 1.0)
-    ratio = loss / safe_gain
-    threshold = np.floor(ratio * (counts + 1) / (1 + ratio)).astype(np.int64) + 1
-    tails = {j: log_binomial_sf(threshold + j, counts, 0.5) for j in range(-3, 1)}
-    best = np.full(counts.shape, -np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_gain, log_loss = np.log(safe_gain), np.log(loss)
-        for shift in (-1, 0, 1):
-            log_a = log_gain + tails[shift - 2]
-            log_b = log_loss + tails[shift - 1]
-            value = np.where(log_b < log_a, log_a + np.log1p(-np.exp(log_b - log_a)), -np.inf)
-            best = np.maximum(best, value)
-    return np.where(active, best, -np.inf)
+    zero = np.zeros(counts.shape)
+    if not active.any():
+        return zero, zero, zero
+    c, g, ell = counts[active], gain[active], loss[active]
+    k, f = keep_arr[active], flip_arr[active]
+    share = ell / (g + ell)  # in [1/2, 1)
+    t = np.minimum(np.floor(share * (c + 1)).astype(np.int64) + 1, c + 1)
+    b1 = binomial_pmf(t - 1, c, 0.5)  # b(t - 1)
+    b0 = b1 * (c - t + 1) / t  # b(t); t >= 1
+    b2 = b1 * (t - 1) / (c - t + 2)  # b(t - 2); c - t + 2 >= 1
+    deep, extra = _deep_tails(c, t, b0)  # T(t + 1), with an error bound beyond value_rtol
+    tail = [deep, deep + b0]  # T(t + 1), T(t)
+    tail.append(tail[1] + b1)  # T(t - 1)
+    tail.append(tail[2] + b2)  # T(t - 2)
+    t_p1, t_0, t_m1, t_m2 = tail
+    candidates = np.stack([g * t_m2 - ell * t_m1, g * t_m1 - ell * t_0, g * t_0 - ell * t_p1])
+    errors = value_rtol(c) * np.stack(
+        [g * t_m2 + ell * t_m1, g * t_m1 + ell * t_0, g * t_0 + ell * t_p1]
+    ) + (g + ell) * extra
+    # each candidate plus its own error bound is above its true value; the true optimum is one of
+    # them, so the largest of these is an upper bound on H_c
+    best = np.argmax(candidates + errors, axis=0)
+    pick = (best, np.arange(c.size))
+    value = np.maximum(candidates[pick], 0.0)
+    error = np.maximum(candidates[pick] + errors[pick], 0.0) - value + UNDERFLOW * (g + ell)
+    # Q(E) for E = {x >= j}: f T(j - 1) + k T(j), j = t - 1, t, t + 1
+    q_event = np.stack([f * t_m2 + k * t_m1, f * t_m1 + k * t_0, f * t_0 + k * t_p1])
+    slope = np.where(value > 0, -scale * q_event[pick], 0.0)
+    out = [zero.copy(), zero.copy(), zero.copy()]
+    for full, part in zip(out, (value, slope, error), strict=True):
+        full[active] = part
+    return out[0], out[1], out[2]
 
 
 def averaged_mixture_divergence(
-    log_weights: np.ndarray, counts: np.ndarray, keep: ArrayLike, eps: float
-) -> float:
-    """sum_c w_c H_{e^eps}(P_c || Q_c) for the pairs of :func:`log_mixture_divergence`, with
-    weights given as logs, summed in log space; 0 when every term vanishes."""
-    terms = log_weights + log_mixture_divergence(counts, keep, eps)
-    return float(np.exp(logsumexp(terms))) if np.isfinite(terms).any() else 0.0
+    weights: np.ndarray, counts: np.ndarray, keep: ArrayLike, flip: ArrayLike, eps: float,
+    weight_rtol: float,
+) -> tuple[float, float, float]:
+    r""":math:`\sum_c w_c H_c` for the pairs of :func:`mixture_divergence`, its derivative in
+    :math:`\varepsilon`, and an absolute error bound (the per-count bounds, plus ``weight_rtol``
+    of the sum for the weights' own relative error and the summation)."""
+    value, slope, error = mixture_divergence(counts, keep, flip, eps)
+    total = float(np.dot(weights, value))
+    bound = float(np.dot(weights, error)) + weight_rtol * total
+    return total, float(np.dot(weights, slope)), bound
 
 
-def target_count_laws(others: np.ndarray, keep: float) -> tuple[np.ndarray, np.ndarray]:
+def target_count_laws(
+    others: np.ndarray, keep: float, flip: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Laws of the number of ones in shuffled randomized response when the target (who reports
-    its bit with probability ``keep``) holds 1 (first) or 0 (second); ``others`` is the pmf of the
-    other users' ones, starting wherever the caller's offset says (the laws share it)."""
+    its bit with probability ``keep``, flips it with probability ``flip``) holds 1 (first) or 0
+    (second); ``others`` is the pmf of the other users' ones, starting wherever the caller's offset
+    says (the laws share it, one entry longer)."""
     padded = np.concatenate([[0.0], others, [0.0]])
     below, same = padded[:-1], padded[1:]  # o(k - 1), o(k) on the support of the total count
-    return keep * below + (1 - keep) * same, (1 - keep) * below + keep * same
+    return keep * below + flip * same, flip * below + keep * same
 
 
-def two_sided_hockey_stick(laws: tuple[np.ndarray, np.ndarray], eps: np.ndarray) -> np.ndarray:
-    """Larger of the two hockey-stick divergences between two pmfs, vectorized in eps."""
+def hockey_stick_floor(
+    laws: tuple[np.ndarray, np.ndarray], error: ArrayLike, eps: ArrayLike
+) -> np.ndarray:
+    r"""A lower bound on the larger of the two hockey-stick divergences between two pmfs known up to
+    an absolute error per entry (``error``, a scalar or one per entry; it covers rounding and any
+    probability left out by truncation): :math:`\sum_x(P(x)-e_x-e^\varepsilon(Q(x)+e_x))_+` and the
+    same with P and Q exchanged, each at most the true divergence on its own event. Vectorized in
+    ``eps``."""
     first, second = laws
-    scale = np.exp(np.minimum(eps, 700.0))[..., None]
-    forward = np.clip(first - scale * second, 0.0, None).sum(axis=-1)
-    backward = np.clip(second - scale * first, 0.0, None).sum(axis=-1)
+    err = np.broadcast_to(np.asarray(error, dtype=float), first.shape)
+    scale = np.exp(np.minimum(np.asarray(eps, dtype=float), 700.0))[..., None]
+    forward = np.clip(first - err - scale * (second + err), 0.0, None).sum(axis=-1)
+    backward = np.clip(second - err - scale * (first + err), 0.0, None).sum(axis=-1)
     return np.maximum(forward, backward)
 
 
-#: Tail mass dropped at each step of the Poisson-binomial computation (added back to delta).
+#: Convolutions above this many multiply-adds use the FFT (with its error bound) instead of sums.
+_DIRECT_WORK = 4_000_000
+#: Constant of the FFT convolution error bound ``c * u * log2(L) * |x|_2 * |y|_2`` per entry
+#: (u the unit roundoff; the tests compare against direct sums and find it conservative).
+_FFT_CONSTANT = 16.0
+
+
+def convolve_with_error(
+    first: np.ndarray, second: np.ndarray, rtol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Convolution of two non-negative vectors whose entries carry relative error ``rtol``, and an
+    absolute error bound per entry: direct sums (relative error ``rtol`` plus 1e-15) when small,
+    else an FFT whose rounding error is bounded by ``16 u log2(L) |x|_2 |y|_2`` per entry
+    (L the padded length, u = 2^-53), plus the same relative term. Negative FFT noise is clipped
+    to 0 (inside the bound)."""
+    if first.size * second.size <= _DIRECT_WORK:
+        result = np.convolve(first, second)
+        return result, (rtol + 1e-15) * result
+    result = np.clip(fftconvolve(first, second), 0.0, None)
+    length = first.size + second.size - 1
+    absolute = (_FFT_CONSTANT * np.finfo(float).eps / 2 * np.log2(length)
+                * np.linalg.norm(first) * np.linalg.norm(second))
+    return result, (rtol + 1e-15) * result + absolute
+
+
+def binomial_sum_pmf(
+    size_a: int, prob_a: float, size_b: int, prob_b: float, mass: float
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Law of Bin(size_a, prob_a) + Bin(size_b, prob_b) on the bulk of each part (at most
+    ``2 * mass`` of each left out), with an absolute error bound per entry that also covers the
+    mass left out. Returns ``(offset, pmf, error)``."""
+    parts, lost = [], 0.0
+    for size, prob in ((size_a, prob_a), (size_b, prob_b)):
+        low, high, left_out = binomial_bulk(size, prob, mass)
+        parts.append((low, binomial_pmf(np.arange(low, high + 1), size, prob)))
+        lost += left_out
+    (low_a, pmf_a), (low_b, pmf_b) = parts
+    pmf, error = convolve_with_error(pmf_a, pmf_b, 2 * float(value_rtol(max(size_a, size_b))))
+    return low_a + low_b, pmf, error + lost
+
+
+#: Default tail mass dropped at each step of the Poisson-binomial computation.
 _PB_TAIL = 1e-20
 #: Groups up to this size are tabulated over their whole support.
 _SMALL_GROUP = 4096
@@ -106,10 +299,10 @@ _BATCH_GROUP = 15
 _BATCH_LENGTH = 256
 
 
-def _trim(offset: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float]:
-    """Drop the outer entries holding less than _PB_TAIL on each side; return the mass dropped."""
-    left = int(np.searchsorted(np.cumsum(pmf), _PB_TAIL, side="right"))
-    right = int(np.searchsorted(np.cumsum(pmf[::-1]), _PB_TAIL, side="right"))
+def _trim(offset: int, pmf: np.ndarray, tail: float) -> tuple[int, np.ndarray, float]:
+    """Drop the outer entries holding less than ``tail`` on each side; return the mass dropped."""
+    left = int(np.searchsorted(np.cumsum(pmf), tail, side="right"))
+    right = int(np.searchsorted(np.cumsum(pmf[::-1]), tail, side="right"))
     keep_to = pmf.size - right
     if left >= keep_to:
         return offset, pmf, 0.0
@@ -136,7 +329,7 @@ def _batched_tree(rows: np.ndarray) -> list[np.ndarray]:
 
 
 def poisson_binomial_pmf(
-    probabilities: ArrayLike, counts: ArrayLike | None = None
+    probabilities: ArrayLike, counts: ArrayLike | None = None, tail: float = _PB_TAIL
 ) -> tuple[int, np.ndarray, float]:
     r"""Law of a sum of independent Bernoulli(:math:`r_i`) variables, exactly up to tails.
 
@@ -147,7 +340,8 @@ def poisson_binomial_pmf(
     :func:`binomial_bulk`). Small groups (many distinct :math:`r_i`) are first combined in
     vectorized batches, level by level; then all parts are combined by a balanced tree of direct
     convolutions (no FFT, so small probabilities keep their relative accuracy), and after each step
-    the outer tails holding less than 1e-20 are dropped. Cost for :math:`n` distinct values:
+    the outer tails holding less than ``tail`` (default 1e-20) are dropped. Cost for :math:`n`
+    distinct values:
     :math:`O(n \cdot 256)` for the batched levels plus :math:`O(\sigma^2)` for the last merges,
     :math:`\sigma` the standard deviation. Returns ``(offset, pmf, dropped)``: ``pmf[j]`` is the
     probability of ``offset + j`` and ``dropped`` the total mass left out (add it to any divergence
@@ -160,6 +354,8 @@ def poisson_binomial_pmf(
     probs = np.asarray(probabilities, dtype=float)
     if probs.ndim != 1 or probs.size == 0:
         raise ValueError(f"probabilities must be a non-empty 1-D array, got shape {probs.shape}")
+    if not 0 < tail < 1:
+        raise ValueError(f"tail must lie in (0, 1), got {tail!r}")
     if not np.all((probs >= 0) & (probs <= 1)):
         raise ValueError(f"probabilities must lie in [0, 1], got {probabilities!r}")
     weights = np.ones(probs.size, dtype=np.int64) if counts is None else np.asarray(counts)
@@ -178,14 +374,14 @@ def poisson_binomial_pmf(
     for r, m in zip(values[~tiny], sizes[~tiny], strict=True):
         # small groups: the whole support (cheap); large ones: only their bulk, not all m + 1 values
         small = m <= _SMALL_GROUP
-        low, high, lost = (0, int(m), 0.0) if small else binomial_bulk(int(m), float(r))
+        low, high, lost = (0, int(m), 0.0) if small else binomial_bulk(int(m), float(r), tail)
         parts.append((low, binom.pmf(np.arange(low, high + 1), int(m), float(r))))
         dropped += lost
     while len(parts) > 1:
         merged = []
         for i in range(0, len(parts) - 1, 2):
             (o1, p1), (o2, p2) = parts[i], parts[i + 1]
-            offset, pmf, lost = _trim(o1 + o2, np.convolve(p1, p2))
+            offset, pmf, lost = _trim(o1 + o2, np.convolve(p1, p2), tail)
             merged.append((offset, pmf))
             dropped += lost
         if len(parts) % 2:

@@ -19,14 +19,16 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 from scipy.stats import binom, norm
 
-from shuffle_lib._numerics import EPS_TOL, bisect, smallest_certified_eps
+from shuffle_lib._numerics import EPS_TOL, bisect, certified_epsilon
 from shuffle_lib._validation import RngLike, as_rng, check_delta, check_epsilon, check_integer
 from shuffle_lib.accounting._binomial import (
+    TRUNCATION,
     averaged_mixture_divergence,
     binomial_bulk,
+    hockey_stick_floor,
     poisson_binomial_pmf,
     target_count_laws,
-    two_sided_hockey_stick,
+    value_rtol,
 )
 from shuffle_lib.accounting.fdp import gdp_epsilon
 
@@ -39,6 +41,13 @@ def _personal_levels(eps: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, np.n
         raise ValueError(f"need at least 2 users, got {eps_arr.size}")
     delta_arr = np.broadcast_to(check_delta(delta), eps_arr.shape)
     return eps_arr, delta_arr
+
+
+def _weight_rtol(n: int) -> float:
+    """Relative error granted to a Poisson-binomial law of n users computed by
+    :func:`poisson_binomial_pmf`: its binomial parts' (Boost) error plus the rounding of the
+    direct convolutions, each entry a sum of non-negative products (1e-16 per user is generous)."""
+    return 2 * float(value_rtol(n)) + 1e-16 * n
 
 
 def _check_target(target: int, n: int) -> int:
@@ -114,7 +123,7 @@ def personalized_clone_delta(
     levels, deltas = _personal_levels(eps_i, delta_i)
     t = _check_target(target, levels.size)
     offset, w, dropped = poisson_binomial_pmf(np.delete(_clone_probabilities(levels, deltas), t))
-    keep = float(expit(levels[t]))
+    keep, flip = float(expit(levels[t])), float(expit(-levels[t]))
     delta_t = float(deltas[t])
     # totals s = offset + j for j = 0 .. len(w): w(s) from the delta branch, w(s - 1) from the rest
     w_same = np.concatenate([w, [0.0]])       # w(s)
@@ -124,10 +133,12 @@ def personalized_clone_delta(
     usable = (totals >= 1) & (mass > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = (delta_t * w_same / 2 + (1 - delta_t) * w_below * keep) / mass
-    summed = averaged_mixture_divergence(
-        np.log(mass[usable]), totals[usable] - 1, effective[usable], eps_val
+        effective_flip = (delta_t * w_same / 2 + (1 - delta_t) * w_below * flip) / mass
+    summed, _, error = averaged_mixture_divergence(
+        mass[usable], totals[usable] - 1, effective[usable], effective_flip[usable], eps_val,
+        _weight_rtol(levels.size),
     )
-    return min(1.0, summed + dropped)
+    return min(1.0, summed + error + dropped)
 
 
 def sample_personalized_reduction(
@@ -184,17 +195,24 @@ class _ExposedReduction:
     this average over :math:`c`.
     """
 
-    def __init__(self, clone_probs: np.ndarray, level: float, exposed: float) -> None:
-        offset, weights, self.dropped = poisson_binomial_pmf(clone_probs)
-        self.counts = offset + np.arange(weights.size)
-        with np.errstate(divide="ignore"):
-            self.log_weights = np.log(weights)
-        self.keep = float(expit(level))
+    def __init__(
+        self, clone_probs: np.ndarray, level: float, exposed: float, delta: float
+    ) -> None:
+        # each merge drops at most 2 tails: the total stays below TRUNCATION * delta
+        tail = TRUNCATION * delta / (2 * clone_probs.size)
+        offset, self.weights, dropped = poisson_binomial_pmf(clone_probs, tail=tail)
+        self.weight_rtol = _weight_rtol(clone_probs.size + 1)
+        self.dropped = dropped * (1 + self.weight_rtol)
+        self.counts = offset + np.arange(self.weights.size)
+        self.keep, self.flip = float(expit(level)), float(expit(-level))
         self.exposed = exposed
 
-    def delta(self, eps: float) -> float:
-        summed = averaged_mixture_divergence(self.log_weights, self.counts, self.keep, eps)
-        return min(1.0, self.exposed + (1 - self.exposed) * (summed + self.dropped))
+    def bound(self, eps: float) -> tuple[float, float]:
+        summed, slope, error = averaged_mixture_divergence(
+            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol
+        )
+        upper = self.exposed + (1 - self.exposed) * (summed + error + self.dropped)
+        return min(1.0, upper), (1 - self.exposed) * slope
 
 
 def personalized_numerical_epsilon(
@@ -251,9 +269,11 @@ def personalized_numerical_epsilon(
             f"delta = {delta_val} must exceed every delta_i (largest {exposed}): the part of a "
             "report that is not eps-LDP is exposed by the reduction"
         )
-    reduction = _ExposedReduction(np.delete(clones, left_out), float(level), float(exposed))
+    reduction = _ExposedReduction(
+        np.delete(clones, left_out), float(level), float(exposed), delta_val
+    )
     # the target's own report is (eps_t, delta_t)-LDP: its level always holds after shuffling
-    return smallest_certified_eps(reduction.delta, float(level), delta_val)
+    return certified_epsilon(reduction.bound, float(level), delta_val)
 
 
 def _others_bits(others_bits: ArrayLike | None, n: int) -> np.ndarray:
@@ -267,13 +287,18 @@ def _others_bits(others_bits: ArrayLike | None, n: int) -> np.ndarray:
 
 def _personalized_rr_laws(
     levels: np.ndarray, target: int, others_bits: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """The two laws of the number of ones and an absolute error bound per entry (rounding and
+    the tails below 1e-20 dropped by the Poisson-binomial computation)."""
     bits = np.delete(_others_bits(others_bits, levels.size), target)
-    keep = expit(np.delete(levels, target))
-    # a user holding 1 reports 1 with probability keep_i, a user holding 0 with 1 - keep_i;
-    # tails below 1e-20 are dropped, which can only lower this lower bound
-    _, others, _ = poisson_binomial_pmf(np.where(bits, keep, 1 - keep))
-    return target_count_laws(others, float(expit(levels[target])))
+    others_levels = np.delete(levels, target)
+    # a user holding 1 reports 1 with probability keep_i, a user holding 0 with 1 - keep_i
+    _, others, dropped = poisson_binomial_pmf(
+        np.where(bits, expit(others_levels), expit(-others_levels))
+    )
+    level = float(levels[target])
+    laws = target_count_laws(others, float(expit(level)), float(expit(-level)))
+    return laws, _weight_rtol(levels.size) * np.maximum(*laws) + dropped
 
 
 def shuffled_personalized_rr_delta(
@@ -294,8 +319,8 @@ def shuffled_personalized_rr_delta(
     eps_arr = check_epsilon(eps)
     levels, _ = _personal_levels(eps_i, 0.0)
     t = _check_target(target, levels.size)
-    laws = _personalized_rr_laws(levels, t, others_bits)
-    result = np.clip(two_sided_hockey_stick(laws, eps_arr), 0.0, 1.0)
+    laws, error = _personalized_rr_laws(levels, t, others_bits)
+    result = np.clip(hockey_stick_floor(laws, error, eps_arr), 0.0, 1.0)
     return float(result) if result.ndim == 0 else result
 
 
@@ -315,10 +340,10 @@ def shuffled_personalized_rr_epsilon(
     levels, _ = _personal_levels(eps_i, 0.0)
     delta_val = float(check_delta(delta, allow_zero=False))
     t = int(np.argmax(levels)) if target is None else _check_target(target, levels.size)
-    laws = _personalized_rr_laws(levels, t, others_bits)
+    laws, error = _personalized_rr_laws(levels, t, others_bits)
 
     def holds(e: float) -> bool:
-        return float(two_sided_hockey_stick(laws, np.asarray(e))) <= delta_val
+        return float(hockey_stick_floor(laws, error, np.asarray(e))) <= delta_val
 
     if holds(0.0):
         return 0.0
@@ -400,7 +425,7 @@ def gspa_normal_approximation_error(
     m = check_integer(n, "n", 2) - 1
     p = float(2 * (1 - check_delta(delta0, "delta0")) * expit(-eps_val))
     half = p / 2
-    low, high, _ = binomial_bulk(m, half)  # bulk of each coordinate's Bin(m, p/2) marginal
+    low, high, _ = binomial_bulk(m, half, 1e-18)  # bulk of each coordinate's Bin(m, p/2) marginal
     k = np.arange(low, high + 1)
     k0, k1 = np.meshgrid(k, k, indexing="ij")
     total = k0 + k1

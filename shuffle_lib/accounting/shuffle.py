@@ -21,10 +21,16 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit
-from scipy.stats import binom
+from scipy.optimize import brentq
+from scipy.special import expit, log_ndtr
 
-from shuffle_lib._numerics import EPS_TOL, bisect, scalar_or_array, smallest_certified_eps
+from shuffle_lib._numerics import (
+    EPS_TOL,
+    bisect,
+    certified_epsilon,
+    scalar_or_array,
+    smallest_certified_eps,
+)
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -34,11 +40,14 @@ from shuffle_lib._validation import (
     check_probability,
 )
 from shuffle_lib.accounting._binomial import (
+    TRUNCATION,
     averaged_mixture_divergence,
     binomial_bulk,
-    poisson_binomial_pmf,
+    binomial_pmf,
+    binomial_sum_pmf,
+    hockey_stick_floor,
     target_count_laws,
-    two_sided_hockey_stick,
+    value_rtol,
 )
 
 VARIANTS = ("fmt21", "stronger")
@@ -154,40 +163,83 @@ def fmt21_regime_approximation(
     return scalar_or_array(value)
 
 
+#: Largest number of users the numerical accountants certify (tested to 1e10).
+N_MAX = 10**10
+#: Smallest target delta they certify (error terms stay below 1e-6 of it up to eps0 = EPS0_MAX).
+DELTA_MIN = 1e-200
+#: Largest local level they certify.
+EPS0_MAX = 100.0
+
+
+def _check_numerical_range(eps0: np.ndarray, n: np.ndarray, delta: np.ndarray) -> None:
+    if (n > N_MAX).any():
+        raise ValueError(f"n must be at most {N_MAX:.0e} for the numerical accountants, got {n}")
+    if (delta < DELTA_MIN).any():
+        raise ValueError(f"delta must be at least {DELTA_MIN} for the numerical accountants, "
+                         f"got {delta}")
+    if (eps0 > EPS0_MAX).any():
+        raise ValueError(f"eps0 must be at most {EPS0_MAX} for the numerical accountants, "
+                         f"got {eps0}")
+
+
 class _CloneReduction:
-    """The clone pair for fixed (eps0, n, q_c); ``delta(eps)`` is its hockey-stick divergence.
+    """The clone pair for fixed (eps0, n, q_c); ``bound(eps)`` is a certified upper bound on its
+    hockey-stick divergence and the divergence's derivative.
 
     Given C = c the pair is A + Delta against A + 1 - Delta with A ~ Bin(c, 1/2) (see
-    :func:`log_mixture_divergence`). Tails of C beyond TAIL_MASS are not summed; their mass is
-    added to delta (an upper bound).
+    :func:`~shuffle_lib.accounting._binomial.mixture_divergence`). The law of C is summed over its
+    bulk; the two tails left out (at most ``truncation`` each) are added to delta. The clone
+    probability is lowered by four units in the last place before use: fewer clones can only
+    increase the divergence (an extra clone is a fair coin added to both hypotheses), so the float
+    value never grants more blanket than the theorem does.
     """
 
-    def __init__(self, eps0: float, n: int, clone_probability: float) -> None:
+    def __init__(self, eps0: float, n: int, clone_probability: float, truncation: float) -> None:
         self.eps0 = eps0
-        self.keep = float(expit(eps0))
-        low, high, self.left_out = binomial_bulk(n - 1, clone_probability)
+        self.keep, self.flip = float(expit(eps0)), float(expit(-eps0))
+        q = clone_probability * (1 - 8 * np.finfo(float).eps)
+        low, high, self.left_out = binomial_bulk(n - 1, q, truncation)
         self.counts = np.arange(low, high + 1)
-        self.log_weight = binom.logpmf(self.counts, n - 1, clone_probability)
+        self.weights = binomial_pmf(self.counts, n - 1, q)
+        self.weight_rtol = 2 * float(value_rtol(n))  # the weights' error and the summation's
 
-    def delta(self, eps: float) -> float:
+    def bound(self, eps: float) -> tuple[float, float]:
         if eps >= self.eps0:
-            return 0.0  # every likelihood ratio is at most e^eps0
-        summed = averaged_mixture_divergence(self.log_weight, self.counts, self.keep, eps)
-        return min(1.0, summed + self.left_out)
+            return 0.0, 0.0  # every likelihood ratio is at most e^eps0
+        value, slope, error = averaged_mixture_divergence(
+            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol
+        )
+        return min(1.0, value + error + self.left_out), slope
+
+
+def _gaussian_guess(eps0: float, n: int, clone_probability: float, delta: float) -> float:
+    """A first guess for the root search: given about (n - 1) q clones, the pair is a shift by
+    tanh(eps0 / 2) under noise of standard deviation sqrt((n - 1) q) / 2, i.e. roughly mu-GDP with
+    mu = 2 tanh(eps0 / 2) / sqrt((n - 1) q); its epsilon at delta (Dong, Roth & Su 2022,
+    Corollary 2.13, in log space). Only a starting point: nothing is certified from it."""
+    mu = 2 * np.tanh(eps0 / 2) / np.sqrt(max(1.0, (n - 1) * clone_probability))
+
+    def excess(e: float) -> float:
+        first, second = log_ndtr(mu / 2 - e / mu), e + log_ndtr(-mu / 2 - e / mu)
+        return first + np.log1p(-min(np.exp(second - first), 1 - 1e-16)) - np.log(delta)
+
+    if excess(0.0) <= 0 or excess(eps0) >= 0:
+        return eps0 / 2
+    return float(brentq(excess, 0.0, eps0, xtol=1e-6 * eps0))
 
 
 def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: float) -> float:
-    r"""Exact :math:`\delta(\varepsilon)` of the clone reduction, plus the truncated tail mass.
+    r"""Certified upper bound on :math:`\delta(\varepsilon)` of the clone reduction.
 
     With :math:`C\sim\mathrm{Bin}(n-1,q_c)`, :math:`A\sim\mathrm{Bin}(C,1/2)`,
     :math:`\Delta\sim\mathrm{Bern}(e^{\varepsilon_0}/(e^{\varepsilon_0}+1))`, the two laws are
     :math:`P=(A+\Delta,\ C-A+1-\Delta)` and :math:`Q=(A+1-\Delta,\ C-A+\Delta)`
     (Feldman, McMillan & Talwar 2021). Returns :math:`H_{e^\varepsilon}(P\|Q)`
     (equal to :math:`H_{e^\varepsilon}(Q\|P)`: swapping the coordinates exchanges P and Q). Given
-    :math:`C=c` the likelihood ratio increases in the first coordinate, so each :math:`c` costs two
-    binomial tail probabilities; the sum over :math:`c` is done in log space over the bulk of
-    :math:`C`, and the mass of the two tails left out (at most ``2 * TAIL_MASS``) is added: an
-    upper bound, exact to within 2e-18.
+    :math:`C=c` the likelihood ratio increases in the first coordinate, so each :math:`c` costs one
+    binomial tail and one probability (SciPy's Boost routines); the sum runs over the bulk of
+    :math:`C` and adds the mass of the two tails left out (at most 1e-120 each), plus a bound on its
+    own rounding error: an upper bound within about 1e-12 relative (plus 1e-120) of the exact value.
 
     >>> clone_reduction_delta(1.0, 1.0, 1000, float(np.exp(-1.0)))
     0.0
@@ -196,7 +248,8 @@ def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: fl
     eps0_val = float(check_epsilon(eps0, "eps0"))
     n_val = check_integer(n, "n", 2)
     q = float(check_probability(clone_probability, "clone_probability"))
-    return _CloneReduction(eps0_val, n_val, q).delta(eps_val)
+    _check_numerical_range(np.asarray(eps0_val), np.asarray(n_val), np.asarray(1.0 - 1e-9))
+    return _CloneReduction(eps0_val, n_val, q, 1e-120).bound(eps_val)[0]
 
 
 def sample_clone_pair(
@@ -246,7 +299,7 @@ def clone_numerical_epsilon(
     eps0: ArrayLike, n: ArrayLike, delta: ArrayLike, variant: str = "fmt21"
 ) -> np.ndarray | float:
     r"""Numerical amplification bound from the clone reduction: the smallest :math:`\varepsilon`
-    with :func:`clone_reduction_delta` :math:`\le\delta`, rounded up (tolerance 1e-12).
+    with :func:`clone_reduction_delta` :math:`\le\delta`, rounded up.
 
     - ``variant="fmt21"``: clone probability :math:`q_c=e^{-\varepsilon_0}`, valid for every
       :math:`\varepsilon_0`-LDP randomizer (Feldman, McMillan & Talwar 2021).
@@ -264,9 +317,12 @@ def clone_numerical_epsilon(
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
 
+    _check_numerical_range(eps0_arr, n_arr, delta_arr)
+
     def one(e0: float, users: int, d: float) -> float:
-        reduction = _CloneReduction(e0, int(users), clone_probability(e0, variant))
-        return smallest_certified_eps(reduction.delta, e0, d)
+        q = clone_probability(e0, variant)
+        reduction = _CloneReduction(e0, int(users), q, TRUNCATION * d)
+        return certified_epsilon(reduction.bound, e0, d, _gaussian_guess(e0, int(users), q, d))
 
     return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
 
@@ -364,13 +420,18 @@ def bbgn19_epsilon(
     return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
 
 
-def _rr_count_laws(eps0: float, n: int, others_ones: int) -> tuple[np.ndarray, np.ndarray]:
+def _rr_count_laws(
+    eps0: float, n: int, others_ones: int, delta: float
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
     """Laws of the number of ones in shuffled RR when the target holds 1 (first) or 0 (second),
-    the other n - 1 users holding ``others_ones`` ones; binomial tails below 1e-18 are dropped."""
-    keep = float(expit(eps0))
-    # the tails left out are not added back: dropping mass can only lower this lower bound
-    _, others, _ = poisson_binomial_pmf([keep, 1 - keep], counts=[others_ones, n - 1 - others_ones])
-    return target_count_laws(others, keep)
+    the other n - 1 users holding ``others_ones`` ones, and an absolute error bound per entry that
+    covers rounding and the binomial tails left out (at most 1e-12 delta e^-eps0 each)."""
+    keep, flip = float(expit(eps0)), float(expit(-eps0))
+    mass = TRUNCATION * delta * flip
+    _, others, error = binomial_sum_pmf(others_ones, keep, n - 1 - others_ones, flip, mass)
+    laws = target_count_laws(others, keep, flip)
+    padded = np.concatenate([[0.0], error, [0.0]])
+    return laws, np.maximum(padded[:-1], padded[1:])
 
 
 def _rr_compositions(n: int, others_ones: int | None) -> list[int]:
@@ -383,18 +444,20 @@ def _rr_compositions(n: int, others_ones: int | None) -> list[int]:
 
 
 def shuffled_rr_exact_delta(
-    eps: ArrayLike, eps0: float, n: int, others_ones: int | None = None
+    eps: ArrayLike, eps0: float, n: int, others_ones: int | None = None, delta: float = 1e-100
 ) -> np.ndarray | float:
     r"""Exact :math:`\delta(\varepsilon)` of shuffled binary randomized response for neighbouring
     datasets whose other :math:`n-1` users hold ``others_ones`` ones.
 
     The number of ones is a sufficient statistic of the shuffled reports, so :math:`\delta` is
-    the larger hockey-stick divergence between its two laws (target bit 1 or 0). With
+    the larger hockey-stick divergence between its two laws (target bit 1 or 0), computed with a
+    per-entry error bound subtracted (rounding, the FFT used for large :math:`n`, and binomial
+    tails below :math:`10^{-12}\delta e^{-\varepsilon_0}` left out; ``delta`` only sets that
+    truncation and defaults to 1e-100). With
     ``others_ones=None`` the maximum is taken over all compositions when :math:`n\le 200` and over
     nine evenly spaced ones otherwise (the worst composition varies with :math:`\varepsilon`).
-    Either way this is a **lower bound** on the worst-case :math:`\delta` of shuffled RR (binomial
-    tails below 1e-18 are dropped, which can only lower it), so the matching epsilon is a floor
-    for every valid upper bound. Vectorized over ``eps``.
+    Either way this is a **lower bound** on the worst-case :math:`\delta` of shuffled RR, so the
+    matching epsilon is a floor for every valid upper bound. Vectorized over ``eps``.
 
     >>> round(shuffled_rr_exact_delta(0.0, 50.0, 2, others_ones=0), 6)
     1.0
@@ -402,11 +465,23 @@ def shuffled_rr_exact_delta(
     eps_arr = check_epsilon(eps)
     eps0_val = float(check_epsilon(eps0, "eps0"))
     n_val = check_integer(n, "n", 2)
+    delta_val = float(check_delta(delta, allow_zero=False))
+    _check_numerical_range(np.asarray(eps0_val), np.asarray(n_val), np.asarray(delta_val))
     best = np.zeros(eps_arr.shape)
     for ones in _rr_compositions(n_val, others_ones):
-        laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
-        best = np.maximum(best, two_sided_hockey_stick(laws, eps_arr))
+        laws, error = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val), delta_val)
+        best = np.maximum(best, hockey_stick_floor(laws, error, eps_arr))
     return scalar_or_array(np.clip(best, 0.0, 1.0))
+
+
+def _support_where(
+    laws: tuple[np.ndarray, np.ndarray], error: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """The entries where either law exceeds its error bound (the others add nothing to the floor),
+    so that the many evaluations of a root search run on short arrays."""
+    first, second = laws
+    useful = (first > error) | (second > error)
+    return (first[useful], second[useful]), error[useful]
 
 
 def _check_composition(ones: int, n: int) -> int:
@@ -428,12 +503,14 @@ def shuffled_rr_exact_epsilon(
     eps0_val = float(check_epsilon(eps0, "eps0"))
     n_val = check_integer(n, "n", 2)
     delta_val = float(check_delta(delta, allow_zero=False))
+    _check_numerical_range(np.asarray(eps0_val), np.asarray(n_val), np.asarray(delta_val))
     floor = 0.0
     for ones in _rr_compositions(n_val, others_ones):
-        laws = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val))
+        laws, error = _rr_count_laws(eps0_val, n_val, _check_composition(ones, n_val), delta_val)
+        support = _support_where(laws, error)
 
-        def delta_of(e: float, laws: tuple = laws) -> float:
-            return float(two_sided_hockey_stick(laws, np.asarray(e)))
+        def delta_of(e: float, laws: tuple = support[0], error: np.ndarray = support[1]) -> float:
+            return float(hockey_stick_floor(laws, error, np.asarray(e)))
 
         if delta_of(floor) <= delta_val:
             continue  # this composition cannot raise the floor

@@ -8,11 +8,13 @@ them with the Bun-Steinke formula (seed 003, "Comparisons with 2020 Census").
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq, minimize_scalar
 
-from shuffle_lib._numerics import nudge, scalar_or_array
+from shuffle_lib._numerics import scalar_or_array
 from shuffle_lib._validation import check_delta, check_epsilon, check_positive
 
 METHODS = ("bun-steinke", "cks")
@@ -47,19 +49,51 @@ def zcdp_compose(rhos: ArrayLike) -> float:
     return float(np.sum(check_epsilon(rhos, "rhos")))
 
 
-def _cks_epsilon_at(alpha: float, rho: float, log_delta: float) -> float:
-    # delta = exp((alpha-1)(alpha rho - eps)) / alpha * (1 - 1/alpha)^(alpha-1), solved for eps.
-    return alpha * rho + np.log1p(-1 / alpha) - (np.log(alpha) + log_delta) / (alpha - 1)
+#: Relative rounding margin of the floating-point conversions. Each formula below takes at most
+#: about eight roundings, each with relative error at most 2^-53 (``log`` and ``log1p`` at most one
+#: unit in the last place), so its computed value is within 2e-15 relative of the exact value;
+#: 4e-15 leaves a factor two of room and still changes the result only in the 15th digit.
+_REL_MARGIN = 4e-15
+
+
+def _log_inv_delta(delta: np.ndarray) -> np.ndarray:
+    # -log(delta) rather than log(1 / delta): 1 / delta overflows for subnormal delta
+    return -np.log(delta)
+
+
+def _bs_epsilon(rho: np.ndarray, log_inv: np.ndarray) -> np.ndarray:
+    # rho + 2 sqrt(rho L), a sum of non-negative terms: relative error below 2e-15, so the relative
+    # margin rounds the result up; sqrt(rho) sqrt(L) instead of sqrt(rho L) cannot overflow
+    exact_ish = rho + 2 * np.sqrt(rho) * np.sqrt(log_inv)
+    return exact_ish * (1 + _REL_MARGIN)
+
+
+def _cks_epsilon_at(gap: float, rho: float, log_delta: float) -> float:
+    r"""Upper bound on the CKS expression at order :math:`\alpha = 1 + \text{gap}`.
+
+    With :math:`a=\alpha-1`: :math:`\ln(1-1/\alpha) = -\ln(1+1/a)` and
+    :math:`\ln\alpha = \ln(1+a)`, so no term is formed by subtracting two nearby numbers (the old
+    form :math:`\ln\alpha - \ln(\alpha - 1)` lost every digit for tiny rho, where a ~ 1e13).
+    The result is rounded up by a margin proportional to the terms' magnitudes, so it is never
+    below the exact expression at this order (and every order gives a valid bound).
+    """
+    first = (1 + gap) * rho
+    second = np.log1p(1 / gap)
+    third = (np.log1p(gap) + log_delta) / gap
+    value = first - second - third
+    scale = first + second + (np.log1p(gap) + abs(log_delta)) / gap
+    return float(value + _REL_MARGIN * scale)
 
 
 def _cks_epsilon(rho: float, delta: float) -> float:
-    log_delta = np.log(delta)
-    # Any alpha > 1 gives a valid bound; start from the Bun-Steinke optimum, then improve it.
-    alpha_bs = 1 + np.sqrt(-log_delta / rho)
-    best = _cks_epsilon_at(alpha_bs, rho, log_delta)
-    centre = np.log(alpha_bs - 1)
+    log_delta = float(np.log(delta))
+    # Any order gives a valid bound; start from the Bun-Steinke optimum a = sqrt(L / rho) and
+    # improve it by a bounded search over log(a).
+    gap_bs = float(np.sqrt(-log_delta) / np.sqrt(rho))  # no overflow for subnormal rho
+    best = _cks_epsilon_at(gap_bs, rho, log_delta)
+    centre = np.log(gap_bs)
     found = minimize_scalar(
-        lambda t: _cks_epsilon_at(1 + np.exp(t), rho, log_delta),
+        lambda t: _cks_epsilon_at(float(np.exp(t)), rho, log_delta),
         bounds=(centre - 10, centre + 10),
         method="bounded",
         options={"xatol": 1e-12},
@@ -77,9 +111,14 @@ def zcdp_to_approx_dp(
     - ``"cks"``: :math:`\varepsilon=\inf_{\alpha>1}\,\alpha\rho+\ln(1-1/\alpha)
       -\frac{\ln\alpha+\ln\delta}{\alpha-1}` (Canonne, Kamath & Steinke 2020, Section 2.3),
       never larger than Bun-Steinke. Every :math:`\alpha` gives a valid bound, so the numerical
-      minimization can only err on the safe (larger) side.
+      minimization can only err on the safe (larger) side. It is 0 for small enough
+      :math:`\rho` (e.g. :math:`\rho\le 0.38` at :math:`\delta=0.5`): such mechanisms are
+      :math:`(0,\delta)`-DP.
 
-    Upper bound for any :math:`\rho`-zCDP mechanism. ``rho`` >= 0, ``delta`` in (0, 1).
+    Upper bound for any :math:`\rho`-zCDP mechanism: both formulas are evaluated without
+    cancellation and rounded up by a relative margin of 4e-15 of their terms' magnitudes, so the
+    floating-point result is never below the exact value. ``rho`` >= 0 finite, ``delta`` in
+    (0, 1) (subnormal delta included).
 
     >>> round(zcdp_to_approx_dp(7.70, 1e-10), 2)
     34.33
@@ -88,7 +127,7 @@ def zcdp_to_approx_dp(
     rho_arr = check_epsilon(rho, "rho")
     delta_arr = check_delta(delta, allow_zero=False)
     if method == "bun-steinke":
-        result = rho_arr + 2 * np.sqrt(rho_arr * np.log(1 / delta_arr))
+        result = _bs_epsilon(rho_arr, _log_inv_delta(delta_arr))
     else:
         def one(r: float, d: float) -> float:
             return 0.0 if r == 0 else _cks_epsilon(r, d)
@@ -97,26 +136,49 @@ def zcdp_to_approx_dp(
     return scalar_or_array(result)
 
 
-def _largest_rho_cks(eps: float, delta: float) -> float:
-    if eps == 0:
-        return 0.0
-    low = _largest_rho_bs(eps, delta)  # Bun-Steinke is never tighter, so this rho qualifies
-    high = 2 * low + eps
-
-    def excess(r: float) -> float:
-        return _cks_epsilon(r, delta) - eps
-
-    while excess(high) <= 0:
-        high *= 2
-    rho = brentq(excess, low, high, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    rho = nudge(rho, lambda r: excess(r) > 0, 1e-14, -1)  # round down: convert to at most eps
-    return float(max(rho, low))
+def _step_down(rho: float, too_large: Callable[[float], bool]) -> float:
+    """Lower ``rho`` by 1, 2, 4, ... units of 2^-52 rho until ``too_large`` fails (0 at worst)."""
+    step = rho * np.finfo(float).eps
+    while rho > 0 and too_large(rho):
+        rho = max(rho - step, 0.0)
+        step *= 2
+    return rho
 
 
 def _largest_rho_bs(eps: float, delta: float) -> float:
-    log_inv = np.log(1 / delta)
-    root = np.sqrt(log_inv + eps) - np.sqrt(log_inv)  # sqrt(rho) solves rho + 2 sqrt(rho L) = eps
-    return float(root * root)
+    log_inv = float(_log_inv_delta(np.float64(delta)))
+    # sqrt(rho) solves rho + 2 sqrt(rho L) = eps: sqrt(L + eps) - sqrt(L), written without the
+    # subtraction (which cancels when eps << L and lost 12% at eps = 1e-12, delta = 1e-300)
+    root = eps / (np.sqrt(log_inv + eps) + np.sqrt(log_inv))
+    rho = float(root * root)
+    # round down: the forward conversion of the answer must not exceed eps in floating point
+    return _step_down(rho, lambda r: float(_bs_epsilon(np.float64(r), log_inv)) > eps)
+
+
+def _largest_rho_cks(eps: float, delta: float) -> float:
+    def excess(r: float) -> float:
+        return _cks_epsilon(r, delta) - eps
+
+    # Bracket: F(low) <= eps < F(high) for the non-decreasing F = CKS conversion. CKS never
+    # exceeds Bun-Steinke, so the Bun-Steinke answer qualifies (stepped down should rounding say
+    # otherwise). F is 0 on some [0, rho_0], so even eps = 0 has a positive answer.
+    low = _step_down(_largest_rho_bs(eps, delta), lambda r: excess(r) > 0)
+    high, growth = (4 * low, 10.0) if low > 0 else (1e-300, 1e10)
+    while excess(high) <= 0:
+        low, high = high, growth * high
+    if eps > 0:
+        rho = brentq(excess, low, high, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+        return max(_step_down(rho, lambda r: excess(r) > 0), low)
+    # eps = 0: F is flat below the answer, so bisect the predicate F <= 0 (in log rho first);
+    # answers below 1e-300 (delta near 1e-300) are reported as 0, which is safe
+    if low == 0:
+        return 0.0
+    while high > low * (1 + 1e-15):
+        mid = float(np.sqrt(low * high)) if low > 0 and high > 2 * low else (low + high) / 2
+        if not low < mid < high:
+            break
+        low, high = (mid, high) if excess(mid) <= 0 else (low, mid)
+    return low
 
 
 def approx_dp_to_zcdp(
@@ -126,8 +188,14 @@ def approx_dp_to_zcdp(
     :math:`\delta`: the inverse of :func:`zcdp_to_approx_dp`.
 
     Bun-Steinke has the closed form :math:`\sqrt\rho=\sqrt{\ln(1/\delta)+\varepsilon}
-    -\sqrt{\ln(1/\delta)}`; CKS uses a monotone root search rounded down (tolerance 1e-14).
-    Used to recover the unrounded :math:`\rho` behind a published :math:`\varepsilon`.
+    -\sqrt{\ln(1/\delta)}=\varepsilon/(\sqrt{\ln(1/\delta)+\varepsilon}+\sqrt{\ln(1/\delta)})`,
+    evaluated in the second (cancellation-free) form; CKS uses a monotone root search with
+    relative tolerance 1e-15. Both answers are then lowered until
+    ``zcdp_to_approx_dp(result, delta, method) <= eps`` holds in floating point, so the returned
+    :math:`\rho` is never more generous than the (safely rounded) forward conversion allows;
+    relative gap to the exact inverse below 1e-13. For ``"cks"`` the answer at ``eps = 0`` is
+    the largest :math:`\rho` the CKS bound certifies as :math:`(0,\delta)`-DP, which is
+    positive. Used to recover the unrounded :math:`\rho` behind a published :math:`\varepsilon`.
 
     >>> round(approx_dp_to_zcdp(zcdp_to_approx_dp(2.56, 1e-10), 1e-10), 9)
     2.56
