@@ -46,8 +46,9 @@ def _personal_levels(eps: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, np.n
 def _weight_rtol(n: int) -> float:
     """Relative error granted to a Poisson-binomial law of n users computed by
     :func:`poisson_binomial_pmf`: its binomial parts' (Boost) error plus the rounding of the
-    direct convolutions, each entry a sum of non-negative products (1e-16 per user is generous)."""
-    return 2 * float(value_rtol(n)) + 1e-16 * n
+    direct convolutions, each entry a sum of non-negative products (1e-16 per user is generous);
+    the deviation is taken as n, the largest possible."""
+    return 2 * float(value_rtol(n, n)) + 1e-16 * n
 
 
 def _check_target(target: int, n: int) -> int:

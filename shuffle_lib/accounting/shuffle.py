@@ -201,7 +201,8 @@ class _CloneReduction:
         low, high, self.left_out = binomial_bulk(n - 1, q, truncation)
         self.counts = np.arange(low, high + 1)
         self.weights = binomial_pmf(self.counts, n - 1, q)
-        self.weight_rtol = 2 * float(value_rtol(n))  # the weights' error and the summation's
+        spread = max(abs(low - (n - 1) * q), abs(high - (n - 1) * q))
+        self.weight_rtol = 2 * float(value_rtol(n, spread))  # the weights' and the summation's
 
     def bound(self, eps: float) -> tuple[float, float]:
         if eps >= self.eps0:
