@@ -337,3 +337,32 @@ def test_normal_approximation_error_shrinks_like_one_over_root_n() -> None:
     small = gspa_normal_approximation_error(2.0, 100)[1]
     large = gspa_normal_approximation_error(2.0, 10_000)[1]
     assert 7 < small / large < 13  # sqrt(10_000 / 100) = 10
+
+
+@pytest.mark.parametrize("n", [2, 10_000, 10**7, 10**9])
+def test_population_counts_with_one_level_match_the_clone_accountant(n: int) -> None:
+    # one level held by n users is the clone pair with q = 2 / (e^eps0 + 1), n - 1 blankets
+    ours = personalized_numerical_epsilon([1.0], 0.0, 1e-10, counts=[n])
+    expected = clone_numerical_epsilon(1.0, n, 1e-10, variant="stronger")
+    assert ours == pytest.approx(expected, rel=1e-9)
+
+
+def test_population_counts_match_the_user_by_user_array() -> None:
+    levels, sizes = np.array([0.3, 1.0, 2.5]), np.array([300, 150, 50])
+    per_user = np.repeat(levels, sizes)
+    for target_level, user in ((None, None), (1, 300), (0, 0)):
+        grouped = personalized_numerical_epsilon(levels, 0.0, 1e-8, target=target_level,
+                                                 counts=sizes)
+        listed = personalized_numerical_epsilon(per_user, 0.0, 1e-8, target=user)
+        assert grouped == pytest.approx(listed, rel=1e-9)
+
+
+@pytest.mark.parametrize("counts", [[1, 0], [-1, 5], [1.5, 2], [3], [10**10, 1]])
+def test_population_counts_are_validated(counts: list) -> None:
+    with pytest.raises(ValueError):
+        personalized_numerical_epsilon([0.5, 1.0], 0.0, 1e-6, counts=counts)
+
+
+def test_population_counts_reject_an_empty_target_level() -> None:
+    with pytest.raises(ValueError, match="no users"):
+        personalized_numerical_epsilon([0.5, 1.0], 0.0, 1e-6, target=1, counts=[10, 0])

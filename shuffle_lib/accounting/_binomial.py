@@ -281,10 +281,15 @@ def convolve_with_error(
         result = np.convolve(first, second)
         return result, (rtol + 1e-15) * result
     result = np.clip(fftconvolve(first, second), 0.0, None)
+    return result, (rtol + 1e-15) * result + fft_error_bound(first, second)
+
+
+def fft_error_bound(first: np.ndarray, second: np.ndarray) -> float:
+    """Absolute rounding error bound per entry of an FFT convolution of ``first`` and ``second``
+    (see :func:`convolve_with_error`)."""
     length = first.size + second.size - 1
-    absolute = (_FFT_CONSTANT * np.finfo(float).eps / 2 * np.log2(length)
-                * np.linalg.norm(first) * np.linalg.norm(second))
-    return result, (rtol + 1e-15) * result + absolute
+    return float(_FFT_CONSTANT * np.finfo(float).eps / 2 * np.log2(length)
+                 * np.linalg.norm(first) * np.linalg.norm(second))
 
 
 def binomial_sum_pmf(
@@ -354,9 +359,11 @@ def poisson_binomial_pmf(
     Users with equal :math:`r_i` are grouped into binomials (only the bulk of each, see
     :func:`binomial_bulk`). Small groups (many distinct :math:`r_i`) are first combined in
     vectorized batches, level by level; then all parts are combined by a balanced tree of direct
-    convolutions (no FFT, so small probabilities keep their relative accuracy), and after each step
-    the outer tails holding less than ``tail`` (default 1e-20) are dropped. Cost for :math:`n`
-    distinct values:
+    convolutions (so small probabilities keep their relative accuracy; merges of more than 4e6
+    multiply-adds use the FFT, whose error bound times the length is added to ``dropped``, so the
+    returned mass still bounds what any divergence computed from ``pmf`` can miss), and after each
+    step the outer tails holding less than ``tail`` (default 1e-20) are dropped. Cost for
+    :math:`n` distinct values:
     :math:`O(n \cdot 256)` for the batched levels plus :math:`O(\sigma^2)` for the last merges,
     :math:`\sigma` the standard deviation. Returns ``(offset, pmf, dropped)``: ``pmf[j]`` is the
     probability of ``offset + j`` and ``dropped`` the total mass left out (add it to any divergence
@@ -396,7 +403,12 @@ def poisson_binomial_pmf(
         merged = []
         for i in range(0, len(parts) - 1, 2):
             (o1, p1), (o2, p2) = parts[i], parts[i + 1]
-            offset, pmf, lost = _trim(o1 + o2, np.convolve(p1, p2), tail)
+            if p1.size * p2.size <= _DIRECT_WORK:
+                product = np.convolve(p1, p2)
+            else:  # large merges by FFT; its error, summed over the entries, counts as dropped
+                product = np.clip(fftconvolve(p1, p2), 0.0, None)
+                dropped += fft_error_bound(p1, p2) * product.size
+            offset, pmf, lost = _trim(o1 + o2, product, tail)
             merged.append((offset, pmf))
             dropped += lost
         if len(parts) % 2:

@@ -32,23 +32,39 @@ from shuffle_lib.accounting._binomial import (
 )
 from shuffle_lib.accounting.fdp import gdp_epsilon
 
+#: Largest population the personalized accountants take (as levels with counts).
+N_MAX = 10**10
 
-def _personal_levels(eps: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+
+def _level_counts(counts: ArrayLike, levels: np.ndarray) -> np.ndarray:
+    sizes = np.asarray(counts)
+    if (sizes.shape != levels.shape or not np.issubdtype(sizes.dtype, np.integer)
+            or (sizes < 0).any()):
+        raise ValueError(f"counts must be non-negative integers, one per level, got {counts!r}")
+    if int(sizes.sum()) > N_MAX:
+        raise ValueError(f"at most {N_MAX:.0e} users in all, got {int(sizes.sum())}")
+    return sizes.astype(np.int64)
+
+
+def _personal_levels(
+    eps: ArrayLike, delta: ArrayLike, counts: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     eps_arr = np.atleast_1d(check_epsilon(eps))
     if eps_arr.ndim != 1:
         raise ValueError(f"eps must be a 1-D array of per-user levels, got shape {eps_arr.shape}")
-    if eps_arr.size < 2:
-        raise ValueError(f"need at least 2 users, got {eps_arr.size}")
+    users = eps_arr.size if counts is None else int(_level_counts(counts, eps_arr).sum())
+    if users < 2:
+        raise ValueError(f"need at least 2 users, got {users}")
     delta_arr = np.broadcast_to(check_delta(delta), eps_arr.shape)
     return eps_arr, delta_arr
 
 
-def _weight_rtol(n: int) -> float:
-    """Relative error granted to a Poisson-binomial law of n users computed by
-    :func:`poisson_binomial_pmf`: its binomial parts' (Boost) error plus the rounding of the
-    direct convolutions, each entry a sum of non-negative products (1e-16 per user is generous);
-    the deviation is taken as n, the largest possible."""
-    return 2 * float(value_rtol(n, n)) + 1e-16 * n
+def _weight_rtol(n: int, parts: int) -> float:
+    """Relative error granted to a Poisson-binomial law of n users in ``parts`` groups computed by
+    :func:`poisson_binomial_pmf`: its binomial parts' (Boost) error, each part summed within 32
+    standard deviations of its mean (the bulk kept for any mass above 1e-220), plus 1e-15 per part
+    for the rounding of the direct convolutions (sums of non-negative products)."""
+    return 2 * float(value_rtol(n, 32 * np.sqrt(n))) + 1e-15 * parts
 
 
 def _check_target(target: int, n: int) -> int:
@@ -137,7 +153,7 @@ def personalized_clone_delta(
         effective_flip = (delta_t * w_same / 2 + (1 - delta_t) * w_below * flip) / mass
     summed, _, error = averaged_mixture_divergence(
         mass[usable], totals[usable] - 1, effective[usable], effective_flip[usable], eps_val,
-        _weight_rtol(levels.size),
+        _weight_rtol(levels.size, levels.size),
     )
     return min(1.0, summed + error + dropped)
 
@@ -197,12 +213,15 @@ class _ExposedReduction:
     """
 
     def __init__(
-        self, clone_probs: np.ndarray, level: float, exposed: float, delta: float
+        self, clone_probs: np.ndarray, sizes: np.ndarray, level: float, exposed: float,
+        delta: float,
     ) -> None:
-        # each merge drops at most 2 tails: the total stays below TRUNCATION * delta
-        tail = TRUNCATION * delta / (2 * clone_probs.size)
-        offset, self.weights, dropped = poisson_binomial_pmf(clone_probs, tail=tail)
-        self.weight_rtol = _weight_rtol(clone_probs.size + 1)
+        # each merge or group drops at most 2 tails: the total stays below TRUNCATION * delta
+        tail = TRUNCATION * delta / (2 * clone_probs.size + 2)
+        # a clone probability rounded up would grant more blanket than the reduction does
+        safe_probs = clone_probs * (1 - 8 * np.finfo(float).eps)
+        offset, self.weights, dropped = poisson_binomial_pmf(safe_probs, sizes, tail=tail)
+        self.weight_rtol = _weight_rtol(int(sizes.sum()) + 1, clone_probs.size)
         self.dropped = dropped * (1 + self.weight_rtol)
         self.counts = offset + np.arange(self.weights.size)
         self.keep, self.flip = float(expit(level)), float(expit(-level))
@@ -217,7 +236,8 @@ class _ExposedReduction:
 
 
 def personalized_numerical_epsilon(
-    eps_i: ArrayLike, delta_i: ArrayLike, delta: float, target: int | None = None
+    eps_i: ArrayLike, delta_i: ArrayLike, delta: float, target: int | None = None,
+    counts: ArrayLike | None = None,
 ) -> float:
     r"""Rigorous central :math:`\varepsilon` at ``delta`` from the clone reduction of seed 001,
     Theorem 1, with no asymptotic term: the smallest :math:`\varepsilon` whose divergence is at
@@ -256,23 +276,39 @@ def personalized_numerical_epsilon(
     >>> bound = personalized_numerical_epsilon(eps_i, 0.0, 1e-6)
     >>> bool(personalized_numerical_epsilon(eps_i, 0.0, 1e-6, target=1999) <= bound < 1.0)
     True
+
+    Populations too large to list user by user: ``counts`` (optional, one non-negative integer per
+    entry of ``eps_i``) says how many users hold each level, up to :math:`10^{10}` users in all;
+    ``target`` then indexes the levels (a user holding that level).
+
+    >>> pop = personalized_numerical_epsilon([0.5, 1.0], 0.0, 1e-10, counts=[6 * 10**8, 4 * 10**8])
+    >>> bool(0 < pop < 0.01)
+    True
     """
-    levels, deltas = _personal_levels(eps_i, delta_i)
+    levels, deltas = _personal_levels(eps_i, delta_i, counts)
     delta_val = float(check_delta(delta, allow_zero=False))
     clones = _clone_probabilities(levels, deltas)
+    if counts is None:
+        sizes = np.ones(levels.size, dtype=np.int64)
+    else:
+        sizes = _level_counts(counts, levels)
+    present = sizes > 0
     if target is None:
-        level, exposed, left_out = levels.max(), deltas.max(), int(np.argmax(clones))
+        left_out = int(np.flatnonzero(present)[np.argmax(clones[present])])
+        level, exposed = levels[present].max(), deltas[present].max()
     else:
         left_out = _check_target(target, levels.size)
+        if not present[left_out]:
+            raise ValueError(f"target level {target} has no users (its count is 0)")
         level, exposed = levels[left_out], deltas[left_out]
     if exposed >= delta_val:
         raise ValueError(
             f"delta = {delta_val} must exceed every delta_i (largest {exposed}): the part of a "
             "report that is not eps-LDP is exposed by the reduction"
         )
-    reduction = _ExposedReduction(
-        np.delete(clones, left_out), float(level), float(exposed), delta_val
-    )
+    others = sizes.copy()
+    others[left_out] -= 1  # the target (or the user whose clones are left out) is not a blanket
+    reduction = _ExposedReduction(clones, others, float(level), float(exposed), delta_val)
     # the target's own report is (eps_t, delta_t)-LDP: its level always holds after shuffling
     return certified_epsilon(reduction.bound, float(level), delta_val)
 
@@ -299,7 +335,7 @@ def _personalized_rr_laws(
     )
     level = float(levels[target])
     laws = target_count_laws(others, float(expit(level)), float(expit(-level)))
-    return laws, _weight_rtol(levels.size) * np.maximum(*laws) + dropped
+    return laws, _weight_rtol(levels.size, levels.size) * np.maximum(*laws) + dropped
 
 
 def shuffled_personalized_rr_delta(
