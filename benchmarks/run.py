@@ -3,7 +3,9 @@
 Each benchmark module in this folder defines ``BENCHMARKS``: a list of ``Benchmark`` entries.
 Times are the best of a few repeats (wall clock, ``time.perf_counter``); when the baseline runs on
 a smaller input, its time is scaled to the size of ours (linearly unless the benchmark gives another
-exponent), and the row says so.
+exponent), and the row says so. A benchmark may state a goal: a smallest speed-up (``goal``, e.g.
+0.4 for "at most 2.5 times the baseline") or a largest time of ours (``budget``, seconds); the last
+column then says whether this run met it.
 Run with ``make bench``.
 """
 
@@ -28,6 +30,17 @@ class Benchmark:
     baseline_size: int
     repeats: int = 3
     scaling_exponent: float = 1.0
+    goal: float | None = None
+    budget: float | None = None
+
+    def verdict(self, ours: float, baseline: float) -> str:
+        """'met' / 'MISSED' against the goal or budget (empty when the row states none)."""
+        checks = []
+        if self.goal is not None:
+            checks.append((baseline / ours >= self.goal, f">= {self.goal:g}x"))
+        if self.budget is not None:
+            checks.append((ours <= self.budget, f"<= {self.budget:g} s"))
+        return " ".join(f"{'met' if ok else 'MISSED'} ({what})" for ok, what in checks)
 
 
 def best_time(function: Callable[[], object], repeats: int) -> float:
@@ -52,7 +65,8 @@ def main() -> int:
     here = Path(__file__).resolve().parent
     sys.path.insert(0, str(here))
     modules = sorted(p.stem for p in here.glob("bench_*.py"))
-    header = f"{'benchmark':<58} {'ours (s)':>10} {'baseline (s)':>13} {'speed-up':>9}"
+    header = (f"{'benchmark':<58} {'ours (s)':>10} {'baseline (s)':>13} {'speed-up':>9}  "
+              f"{'goal':<20}")
     print(header)
     print("-" * len(header))
     for module_name in modules:
@@ -60,7 +74,7 @@ def main() -> int:
             ours, baseline = run(benchmark)
             scaled = "" if benchmark.ours_size == benchmark.baseline_size else " *"
             print(f"{benchmark.name:<58} {ours:>10.3f} {baseline:>12.3f}{scaled or ' '} "
-                  f"{baseline / ours:>8.2f}x")
+                  f"{baseline / ours:>8.2f}x  {benchmark.verdict(ours, baseline)}")
     print("* baseline measured on a smaller input and scaled to the benchmark's size")
     return 0
 

@@ -1,0 +1,52 @@
+"""The accountants at the top of their range, against a yardstick measured in the same run:
+sorting 1e7 floats with ``np.sort``. Goals: n = 1e8 within 2.5 times that sort (speed-up >= 0.4);
+a 50-point grid of n up to 1e6 in one vectorized call within 0.2 s (what a slider needs)."""
+
+from __future__ import annotations
+
+import numpy as np
+from run import Benchmark
+
+from shuffle_lib.accounting import fmt21_numerical_epsilon, shuffled_rr_exact_epsilon
+
+_FLOATS = np.random.default_rng(0).random(10**7)
+_GRID = np.unique(np.geomspace(1e3, 1e6, 50).astype(np.int64))
+
+
+def _sort() -> None:
+    np.sort(_FLOATS)
+
+
+def _grid_one_by_one() -> None:
+    for n in _GRID:
+        fmt21_numerical_epsilon(1.0, int(n), 1e-6)
+
+
+BENCHMARKS = [
+    Benchmark(
+        name=f"fmt21_numerical n=1e8 eps0={eps0:g} vs np.sort 1e7",
+        ours=lambda eps0=eps0: fmt21_numerical_epsilon(eps0, 10**8, 1e-6),
+        ours_size=1,
+        baseline=_sort,
+        baseline_size=1,
+        goal=0.4,
+    )
+    for eps0 in (0.1, 1.0, 4.0)
+] + [
+    Benchmark(
+        name="shuffled_rr_exact floor n=1e8 eps0=1 vs np.sort 1e7",
+        ours=lambda: shuffled_rr_exact_epsilon(1.0, 10**8, 1e-12),
+        ours_size=1,
+        baseline=_sort,
+        baseline_size=1,
+        goal=0.4,
+    ),
+    Benchmark(
+        name=f"fmt21_numerical {_GRID.size}-point n grid (1e3..1e6), one call vs loop",
+        ours=lambda: fmt21_numerical_epsilon(1.0, _GRID, 1e-6),
+        ours_size=1,
+        baseline=_grid_one_by_one,
+        baseline_size=1,
+        budget=0.2,
+    ),
+]
