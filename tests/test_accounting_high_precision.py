@@ -1,5 +1,6 @@
 """The shuffle accountants against 40-digit references computed from the definitions
-(``tests/mp_reference.py``, no code shared with the library): "never below, within 1e-6 above".
+(``shuffle_lib.accounting.high_precision``, which shares no code with the float accountants):
+"never below, within 1e-6 above".
 
 An upper bound eps is right when the exact divergence at eps is at most delta (never below the
 true epsilon) and tight when the exact divergence at eps (1 - 1e-6) exceeds delta (within 1e-6
@@ -12,12 +13,6 @@ from __future__ import annotations
 import mpmath as mp
 import numpy as np
 import pytest
-from mp_reference import (
-    binomial_upper_tail,
-    clone_delta,
-    clone_delta_by_enumeration,
-    shuffled_rr_delta,
-)
 
 from shuffle_lib.accounting import (
     clone_numerical_epsilon,
@@ -27,6 +22,13 @@ from shuffle_lib.accounting import (
     shuffled_rr_exact_delta,
 )
 from shuffle_lib.accounting._binomial import binomial_pmf, binomial_sf, value_rtol
+from shuffle_lib.accounting.high_precision import (
+    binomial_upper_tail,
+    clone_delta,
+    clone_delta_by_enumeration,
+    clone_probability_mp,
+    shuffled_rr_delta,
+)
 
 TIGHT = 1e-6
 
@@ -63,9 +65,7 @@ def test_fmt21_bound_is_never_below_and_within_1e6_of_the_exact_value(
 ) -> None:
     eps = fmt21_numerical_epsilon(eps0, n, delta)
     assert np.isfinite(eps)
-    with mp.workdps(40):
-        q = mp.e ** -mp.mpf(eps0)
-    _check_upper(eps, eps0, n, delta, q)
+    _check_upper(eps, eps0, n, delta, clone_probability_mp(eps0))
 
 
 @pytest.mark.parametrize(("eps0", "n", "delta"), [
@@ -73,9 +73,7 @@ def test_fmt21_bound_is_never_below_and_within_1e6_of_the_exact_value(
 ])
 def test_stronger_variant_is_never_below_and_tight(eps0: float, n: int, delta: float) -> None:
     eps = clone_numerical_epsilon(eps0, n, delta, variant="stronger")
-    with mp.workdps(40):
-        q = 2 / (mp.e ** mp.mpf(eps0) + 1)
-    _check_upper(eps, eps0, n, delta, q)
+    _check_upper(eps, eps0, n, delta, clone_probability_mp(eps0, "stronger"))
 
 
 def test_the_issue_examples_are_fixed() -> None:
@@ -87,8 +85,8 @@ def test_the_issue_examples_are_fixed() -> None:
 
 @pytest.mark.parametrize(("eps0", "n"), [(0.5, 2), (2.0, 5), (1.0, 12), (6.0, 20)])
 def test_the_reference_itself_matches_full_enumeration(eps0: float, n: int) -> None:
+    q = clone_probability_mp(eps0)
     with mp.workdps(40):
-        q = mp.e ** -mp.mpf(eps0)
         for eps in (0.0, 0.2 * eps0, 0.7 * eps0):
             by_counts = clone_delta(eps, eps0, n, q, relative_cutoff=1e-45)
             assert mp.almosteq(by_counts, clone_delta_by_enumeration(eps, eps0, n, q), 1e-30)
@@ -101,8 +99,7 @@ def test_clone_reduction_delta_is_an_upper_bound_within_1e6(
     eps: float, eps0: float, n: int
 ) -> None:
     ours = clone_reduction_delta(eps, eps0, n, float(np.exp(-eps0)))
-    with mp.workdps(40):
-        exact = clone_delta(eps, eps0, n, mp.e ** -mp.mpf(eps0), scale=max(ours, 1e-100))
+    exact = clone_delta(eps, eps0, n, clone_probability_mp(eps0), scale=max(ours, 1e-100))
     assert exact <= ours <= exact * (1 + 1e-6) + 1e-119
 
 
@@ -133,6 +130,4 @@ def test_personalized_bound_with_equal_levels_matches_the_reference() -> None:
     # equal levels: the personalized reduction is the clone pair with q = 2 / (e^eps0 + 1)
     eps0, n, delta = 1.5, 3000, 1e-30
     eps = personalized_numerical_epsilon(np.full(n, eps0), 0.0, delta)
-    with mp.workdps(40):
-        q = 2 / (mp.e ** mp.mpf(eps0) + 1)
-    _check_upper(eps, eps0, n, delta, q)
+    _check_upper(eps, eps0, n, delta, clone_probability_mp(eps0, "stronger"))

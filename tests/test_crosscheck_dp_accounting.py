@@ -37,6 +37,7 @@ from shuffle_lib.accounting import (
     advanced_composition,
     channel_delta,
     epsilon_for_delta,
+    fmt21_numerical_epsilon,
     gdp_delta,
     gdp_epsilon,
     gdp_mu,
@@ -45,6 +46,7 @@ from shuffle_lib.accounting import (
     optimal_composition_epsilon,
     zcdp_to_approx_dp,
 )
+from shuffle_lib.accounting.high_precision import clone_pair_laws, clone_probability_mp
 
 DVI = 2e-4  # PLD grid step (value_discretization_interval)
 TAIL = 1e-20  # above the Gaussian PLD's truncated tail mass, e^-50 = 1.9e-22
@@ -313,3 +315,32 @@ def test_cks_conversion_is_the_infimum_of_the_rdp_accountant(rho: float, delta: 
     gaussian = dp_accounting.rdp.RdpAccountant()
     gaussian.compose(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(2 * rho)))
     assert gaussian.get_epsilon(delta) >= gdp_epsilon(math.sqrt(2 * rho), delta)
+
+
+@cache
+def _clone_pair_plds(eps0: float, n: int) -> tuple[pld.PrivacyLossDistribution, ...]:
+    """dp-accounting's PLDs (pessimistic, optimistic) of the clone pair, built from its two laws
+    listed outcome by outcome."""
+    first, second = clone_pair_laws(eps0, n, clone_probability_mp(eps0))
+    log_p = {o: math.log(float(v)) for o, v in first.items() if v > 0}
+    log_q = {o: math.log(float(v)) for o, v in second.items() if v > 0}
+    return tuple(
+        pld.from_two_probability_mass_functions(
+            log_q, log_p, pessimistic_estimate=pessimistic, value_discretization_interval=DVI
+        )
+        for pessimistic in (True, False)
+    )
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(0.5, 2), (2.0, 30), (1.0, 120), (4.0, 150)])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6])
+def test_clone_bound_lies_between_the_pld_estimates(eps0: float, n: int, delta: float) -> None:
+    # the shuffle accountant against an independent library on the same reduction: our certified
+    # eps is at least the exact one, hence above the optimistic PLD; it is within 1e-6 relative of
+    # the exact one, hence at most the pessimistic PLD plus that
+    pessimistic, optimistic = _clone_pair_plds(eps0, n)
+    ours = fmt21_numerical_epsilon(eps0, n, delta)
+    low = optimistic.get_epsilon_for_delta(delta)
+    high = pessimistic.get_epsilon_for_delta(delta)
+    assert low - 1e-12 <= ours <= high + 1e-6 * ours + 1e-12
+    assert high - low <= 2 * DVI  # the PLD brackets are narrow enough to mean something

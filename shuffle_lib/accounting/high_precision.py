@@ -1,5 +1,10 @@
-"""High-precision references for the shuffle accountants, computed from the definitions with
-mpmath and sharing no code with the library (no SciPy, no Boost, no library helper).
+"""High-precision references for the shuffle accountants: the clone pair and shuffled randomized
+response computed from their definitions in 40-digit arithmetic (mpmath).
+
+This module is the second route that checks the float accountants of
+:mod:`shuffle_lib.accounting.shuffle`, so it shares no code with them: no SciPy, no Boost, nothing
+from the rest of the library but the input checks. It is slow (pure Python, one count at a time)
+and meant for tests and spot checks, not for sweeps.
 
 The clone pair of Feldman, McMillan & Talwar (2021): C ~ Bin(n - 1, q) clones, A ~ Bin(C, 1/2),
 the target's bit Delta ~ Bern(k) with k = e^eps0 / (1 + e^eps0); P = (A + Delta, C - A + 1 - Delta)
@@ -14,7 +19,10 @@ from __future__ import annotations
 
 import mpmath as mp
 
+from shuffle_lib._validation import check_epsilon, check_integer
+
 DIGITS = 40
+VARIANTS = ("fmt21", "stronger")
 
 
 def _upper_tail(c: int, x: int) -> mp.mpf:
@@ -60,13 +68,41 @@ def _count_law(n_minus_1: int, q: mp.mpf, cutoff: mp.mpf) -> dict[int, mp.mpf]:
     return law
 
 
+def clone_probability_mp(eps0: float, variant: str = "fmt21") -> mp.mpf:
+    r"""The clone probability :math:`e^{-\varepsilon_0}` (``"fmt21"``) or
+    :math:`2/(e^{\varepsilon_0}+1)` (``"stronger"``) in 40 digits (Feldman, McMillan & Talwar
+    2021 and 2023).
+
+    >>> float(clone_probability_mp(0.0, "stronger"))
+    1.0
+    """
+    e0 = float(check_epsilon(eps0, "eps0"))
+    with mp.workdps(DIGITS):
+        if variant == "fmt21":
+            return mp.e ** -mp.mpf(e0)
+        if variant == "stronger":
+            return 2 / (mp.e ** mp.mpf(e0) + 1)
+    raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+
+
 def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: float = 1e-30,
                 scale: float = 1.0) -> mp.mpf:
-    """H_{e^eps}(P || Q) of the clone pair with clone probability ``q`` (an mpf), summed over the
-    counts whose probability exceeds ``relative_cutoff * scale`` (``scale`` ~ the delta of
-    interest); the rest changes the result by less than that. Tails of Bin(c, 1/2) follow a
-    backward recurrence in c (adding a fair coin: P(B_c >= y) = P(B_{c-1} >= y) + b_{c-1}(y-1)/2),
-    anchored at the largest count by direct summation."""
+    r"""Exact :math:`H_{e^\varepsilon}(P\|Q)` of the clone pair of Feldman, McMillan & Talwar
+    (2021) with clone probability ``q`` (see :func:`clone_probability_mp`), in 40 digits.
+
+    The sum runs over the counts whose probability exceeds ``relative_cutoff * scale``
+    (``scale`` about the delta of interest), so what is left out changes the result by less than
+    that. Tails of Bin(c, 1/2) follow a backward recurrence in c (adding a fair coin:
+    :math:`P(B_c\ge y)=P(B_{c-1}\ge y)+b_{c-1}(y-1)/2`), anchored at the largest count by direct
+    summation. Time grows like the number of counts kept: about a second per 50,000.
+
+    >>> q = clone_probability_mp(1.0)
+    >>> float(clone_delta(0.0, 1.0, 2, q)) == float(clone_delta_by_enumeration(0.0, 1.0, 2, q))
+    True
+    """
+    check_epsilon(eps)
+    check_epsilon(eps0, "eps0")
+    check_integer(n, "n", 2)
     with mp.workdps(DIGITS):
         keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
         flip = 1 - keep
@@ -96,9 +132,16 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
             c, x = c - 1, new_x
 
 
-def clone_delta_by_enumeration(eps: float, eps0: float, n: int, q: mp.mpf) -> mp.mpf:
-    """The same divergence by listing every outcome (a, b) of the pair: a check of the reference
-    itself on small n."""
+def clone_pair_laws(eps0: float, n: int, q: mp.mpf) -> tuple[dict, dict]:
+    """The two laws P and Q of the clone pair, outcome by outcome: dictionaries from the pair
+    (a, b) of counts to its probability (40 digits). Quadratic in n: for small n only.
+
+    >>> first, second = clone_pair_laws(1.0, 2, clone_probability_mp(1.0))
+    >>> round(float(sum(first.values())), 12), sorted(first) == sorted(second)
+    (1.0, True)
+    """
+    check_epsilon(eps0, "eps0")
+    check_integer(n, "n", 2)
     with mp.workdps(DIGITS):
         keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
         flip = 1 - keep
@@ -112,13 +155,32 @@ def clone_delta_by_enumeration(eps: float, eps0: float, n: int, q: mp.mpf) -> mp
                     outcome = (a + bit, c - a + 1 - bit)
                     first[outcome] = first.get(outcome, 0) + base * p_weight
                     second[outcome] = second.get(outcome, 0) + base * q_weight
+        return first, second
+
+
+def clone_delta_by_enumeration(eps: float, eps0: float, n: int, q: mp.mpf) -> mp.mpf:
+    """The divergence of :func:`clone_delta` by listing every outcome of the pair
+    (:func:`clone_pair_laws`): a check of the count-by-count sum itself, for small n."""
+    check_epsilon(eps)
+    first, second = clone_pair_laws(eps0, n, q)
+    with mp.workdps(DIGITS):
         scale_e = mp.e ** mp.mpf(eps)
-        return mp.fsum(max(first[o] - scale_e * second.get(o, 0), 0) for o in first)
+        return mp.fsum(max(first[o] - scale_e * second[o], 0) for o in first)
 
 
 def shuffled_rr_delta(eps: float, eps0: float, n: int, others_ones: int) -> mp.mpf:
     """Exact delta(eps) of shuffled binary randomized response (target 1 against 0, the others
-    holding ``others_ones`` ones), by convolving the laws term by term (small n only)."""
+    holding ``others_ones`` ones), by convolving the laws user by user in 40 digits (quadratic in
+    n: small n only).
+
+    >>> float(shuffled_rr_delta(0.0, 1.0, 2, 0)) > 0
+    True
+    """
+    check_epsilon(eps)
+    check_epsilon(eps0, "eps0")
+    check_integer(n, "n", 2)
+    if not 0 <= check_integer(others_ones, "others_ones", 0) <= n - 1:
+        raise ValueError(f"others_ones must be at most n - 1 = {n - 1}, got {others_ones}")
     with mp.workdps(DIGITS):
         keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
         law = [mp.mpf(1)]
@@ -136,6 +198,11 @@ def shuffled_rr_delta(eps: float, eps0: float, n: int, others_ones: int) -> mp.m
 
 
 def binomial_upper_tail(c: int, x: int) -> mp.mpf:
-    """P(Bin(c, 1/2) >= x) in 40 digits."""
+    """P(Bin(c, 1/2) >= x) in 40 digits, by direct summation (about sqrt(c) terms near the centre).
+
+    >>> float(binomial_upper_tail(2, 1))
+    0.75
+    """
+    check_integer(c, "c", 0)
     with mp.workdps(DIGITS):
         return _upper_tail(c, x)
