@@ -242,3 +242,37 @@ def test_shuffled_rr_floor_matches_an_independent_value() -> None:
     # The project's issue on personalized shuffling quotes, independently of this code, that
     # shuffled randomized response with n = 1000, eps0 = 4, delta = 1e-6 is at least about 1.69.
     assert shuffled_rr_exact_epsilon(4.0, 1000, 1e-6) == pytest.approx(1.69, abs=0.005)
+
+
+def test_numerical_bounds_cover_the_promised_range_without_nan_or_collapse() -> None:
+    # corners of the certified range, in one vectorized call per variant: finite, within
+    # [0, eps0], and non-increasing in n (more users, more clones)
+    eps0 = np.array([0.01, 1.0, 8.0, 50.0, 100.0])[:, None]
+    n = np.array([2, 1000, 10**6, 10**9])[None, :]
+    for variant in ("fmt21", "stronger"):
+        for delta in (1e-200, 1e-6, 0.5):
+            eps = clone_numerical_epsilon(eps0, n, delta, variant)
+            assert eps.shape == (5, 4) and np.isfinite(eps).all()
+            assert ((eps >= 0) & (eps <= eps0)).all()
+            assert np.all(np.diff(eps, axis=1) <= 1e-9 * eps[:, :-1])
+
+
+@pytest.mark.parametrize(
+    ("eps0", "n", "delta", "limit"),
+    [(1.0, 10**10 + 1, 1e-6, "n must be at most"), (1.0, 1000, 1e-201, "delta must be at least"),
+     (100.5, 1000, 1e-6, "eps0 must be at most")],
+)
+def test_numerical_bounds_refuse_what_they_cannot_certify(
+    eps0: float, n: int, delta: float, limit: str
+) -> None:
+    for call in (lambda: fmt21_numerical_epsilon(eps0, n, delta),
+                 lambda: shuffled_rr_exact_epsilon(eps0, n, delta)):
+        with pytest.raises(ValueError, match=limit):
+            call()
+
+
+def test_a_non_finite_probability_is_an_error_not_a_zero() -> None:
+    from shuffle_lib.accounting._binomial import binomial_sf
+
+    with pytest.raises(FloatingPointError):
+        binomial_sf(np.array([3]), np.array([10]), float("nan"))
