@@ -240,9 +240,10 @@ def personalized_numerical_epsilon(
     counts: ArrayLike | None = None,
 ) -> float:
     r"""Rigorous central :math:`\varepsilon` at ``delta`` from the clone reduction of seed 001,
-    Theorem 1, with no asymptotic term: the smallest :math:`\varepsilon` whose divergence is at
-    most ``delta``, rounded up (tolerance 1e-12). Goes beyond the seed, which only uses the
-    Gaussian approximation of this reduction (:func:`gspa_mu`).
+    Theorem 1, with no asymptotic term: the smallest :math:`\varepsilon` whose divergence, with
+    its error bound added, is at most ``delta``, rounded up (certified as
+    :func:`~shuffle_lib.accounting.shuffle.clone_numerical_epsilon` is). Goes beyond the seed,
+    which only uses the Gaussian approximation of this reduction (:func:`gspa_mu`).
 
     With ``target`` an index, the exact value for that user: their own level
     :math:`\varepsilon_t` against the clones of the other :math:`n-1` users. With
