@@ -135,7 +135,7 @@ def test_personalized_delta_matches_enumeration_of_theorem_1(target: int) -> Non
     for eps in (0.0, 0.2, 0.6, 1.2):
         exact = hockey_stick_divergence(first, second, eps)
         ours = personalized_clone_delta(eps, eps_i, delta_i, target)
-        assert ours == pytest.approx(exact, abs=1e-12)
+        assert exact - 1e-15 <= ours <= exact + 1e-10  # an upper bound with its error bar
         assert hockey_stick_divergence(second, first, eps) == pytest.approx(exact, abs=1e-12)
 
 
@@ -225,7 +225,7 @@ def test_personalized_rr_delta_with_equal_levels_matches_the_uniform_floor() -> 
     for eps in (0.0, 0.3, 0.9):
         ours = shuffled_personalized_rr_delta(eps, np.full(n, eps0), target=199, others_bits=bits)
         assert ours == pytest.approx(shuffled_rr_exact_delta(eps, eps0, n, others_ones=60),
-                                     abs=1e-12)  # two floors, each below its error bound
+                                     abs=1e-10)  # two floors, each below its error bound
 
 
 def test_personalized_rr_delta_matches_enumeration() -> None:
@@ -245,7 +245,7 @@ def test_personalized_rr_delta_matches_enumeration() -> None:
         exact = max(hockey_stick_divergence(law(1), law(0), eps),
                     hockey_stick_divergence(law(0), law(1), eps))
         ours = shuffled_personalized_rr_delta(eps, levels, target, bits)
-        assert exact - 1e-12 <= ours <= exact  # a floor: never above the enumerated value
+        assert exact - 1e-10 <= ours <= exact  # a floor: never above the enumerated value
 
 
 def test_exposed_delta_part_is_added_and_must_fit_the_target() -> None:

@@ -7,9 +7,9 @@ binomial or Poisson-binomial, split evenly, plus one user's randomized-response 
 Numerical contract. Binomial tails and probabilities come from SciPy's Boost routines
 (``scipy.stats.binom.sf`` / ``pmf``), never from the Cephes ``bdtrc`` family, whose continued
 fraction stops early at large arguments (``bdtrc(5e7, 1e8, 0.5)`` returns 0.39 for a true 0.49996).
-Each value is trusted to the relative error :func:`value_rtol` of its number of trials (the tests
-measure the routines against 40-digit mpmath values up to ten billion trials: their error grows like
-the square root of the number of trials, 5e-12 at a billion, and the tolerance is above it).
+Each value is trusted to the relative error :func:`value_rtol` of its number of trials and its
+distance from the mean (the tests measure the routines against 40-digit mpmath values at random
+points up to a billion trials: the error grows with both, to about 1e-11 at a billion).
 Every divergence comes with an absolute error bound built from that tolerance, so that callers can
 certify an upper bound that survives their own floating-point error. A non-finite value is an
 error (``FloatingPointError``), never silently a zero.
@@ -26,16 +26,18 @@ from scipy.stats import binom
 def value_rtol(size: ArrayLike, deviation: ArrayLike = 0.0) -> np.ndarray | float:
     """Relative error granted to a tail or probability of Bin(size, p) at a point ``deviation``
     away from the mean size * p, from SciPy's Boost routines, and to sums built from them:
-    ``4e-16 (16 + sqrt(size) + 2 |deviation|)``. Measured against mpmath up to a billion trials,
-    the error stays below a fifth of ``2.2e-16 (sqrt(size) + 2 |deviation|)`` (it comes from the
-    exponent of the probability, computed to an absolute error that grows with those two terms),
-    so this grants ten times the worst error seen."""
+    ``4e-16 (16 + sqrt(size) + 2 |deviation| + 16 deviation^2 / size)``. The error comes from the
+    exponent of the probability, computed to an absolute error that grows with the size, the
+    deviation and the exponent itself (about 2 deviation^2 / size); the tests measure it against
+    mpmath at random points out to 37 standard deviations and find it below half of this."""
     size_arr = np.asarray(size, dtype=float)
-    return 4e-16 * (16.0 + np.sqrt(size_arr) + 2 * np.abs(np.asarray(deviation, dtype=float)))
+    dev = np.abs(np.asarray(deviation, dtype=float))
+    return 4e-16 * (16.0 + np.sqrt(size_arr) + 2 * dev + 16 * dev * dev / np.maximum(size_arr, 1))
 
 
-#: Absolute error granted to values near underflow (subnormal numbers lose relative precision).
-UNDERFLOW = 1e-300
+#: Absolute error granted to values near underflow: Boost returns 0 for some tails as large as
+#: 3e-255 (and subnormal numbers lose relative precision), so anything below this is not trusted.
+UNDERFLOW = 1e-240
 #: Count laws are truncated so that the mass left out is at most this fraction of the target delta
 #: (the mass is added back to upper bounds, so truncation costs tightness, never validity).
 TRUNCATION = 1e-12
@@ -54,8 +56,8 @@ def _finite(values: np.ndarray, what: str) -> np.ndarray:
 
 
 def binomial_sf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
-    """P(Bin(size, prob) > k) for integers k (any sign), vectorized (Boost; 0 only where the tail
-    is below 1e-308)."""
+    """P(Bin(size, prob) > k) for integers k (any sign), vectorized (Boost; tails below about
+    1e-250 may come back as 0, see :data:`UNDERFLOW`)."""
     k_arr = np.asarray(k)
     size_arr = np.broadcast_to(np.asarray(size), k_arr.shape)
     inside = np.clip(k_arr, 0, size_arr)
@@ -123,7 +125,8 @@ def _deep_tails(c: np.ndarray, t: np.ndarray, b0: np.ndarray) -> tuple[np.ndarra
     steps = np.diff(t)
     chained = c.size > 1 and np.all(np.diff(c) == 1) and np.all((steps == 0) | (steps == 1))
     if not chained:
-        return binomial_sf(t, c, 0.5), np.zeros(c.size)
+        deep = binomial_sf(t, c, 0.5)
+        return deep, value_rtol(c, t - c / 2) * deep
     # reversed: position j holds count c_top - j; increment from position j - 1 to j
     c_r, t_r, b0_r = c[::-1], t[::-1], b0[::-1]
     b_next = b0_r * (c_r - t_r) / (t_r + 1)  # b_c(t_c + 1)
@@ -137,21 +140,23 @@ def _deep_tails(c: np.ndarray, t: np.ndarray, b0: np.ndarray) -> tuple[np.ndarra
     spread = np.cumsum(np.abs(sums), axis=1) * np.finfo(float).eps
     rtol = value_rtol(c_r, t_r - c_r / 2)
     moved = np.abs(blocks) * np.concatenate([rtol, np.full(pad, rtol[-1])]).reshape(blocks.shape)
-    moved[:, 0] = 0.0  # the anchor carries its own relative error
-    extra = spread + np.cumsum(moved, axis=1)
+    extra = spread + np.cumsum(moved, axis=1)  # the anchor's own error carried along the block
     deep = np.clip(sums.ravel()[: c.size], 0.0, None)
     return deep[::-1].copy(), extra.ravel()[: c.size][::-1].copy()
 
 
 def mixture_divergence(
-    counts: np.ndarray, keep: ArrayLike, flip: ArrayLike, eps: float
+    counts: np.ndarray, keep: ArrayLike, flip: ArrayLike, eps: float, level: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""For every :math:`c` in ``counts``, :math:`H_c=H_{e^\varepsilon}(P_c\|Q_c)` with
     :math:`P_c=B_c+\mathrm{Bern}(k)`, :math:`Q_c=B_c+\mathrm{Bern}(1-k)`,
     :math:`B_c\sim\mathrm{Bin}(c,1/2)`; also :math:`dH_c/d\varepsilon` and an absolute error bound.
 
     ``keep`` :math:`=k\ge 1/2` and ``flip`` :math:`=1-k` are scalars or one per count, passed
-    separately so that :math:`1-k` keeps its relative precision when :math:`k` rounds to 1.
+    separately so that :math:`1-k` keeps its relative precision when :math:`k` rounds to 1. When
+    they come from a local level :math:`\varepsilon_0`
+    (:math:`k=e^{\varepsilon_0}/(1+e^{\varepsilon_0})`), pass it as ``level``: the two
+    coefficients below are then computed without cancellation.
 
     With :math:`g=k-e^\varepsilon(1-k)`, :math:`\ell=e^\varepsilon k-(1-k)` and :math:`b` the pmf
     of :math:`B_c`, :math:`P_c(x)-e^\varepsilon Q_c(x)=g\,b(x-1)-\ell\,b(x)`, positive exactly for
@@ -162,55 +167,81 @@ def mixture_divergence(
     three shallower ones add probabilities to it (no cancellation). By the envelope theorem
     :math:`dH_c/d\varepsilon=-e^\varepsilon Q_c(E)` on the optimal event :math:`E`.
 
-    Error bound: each candidate's error is :func:`value_rtol` times the two terms of its
-    difference (plus the tail's own bound); the candidate kept is the one whose value plus error
-    is largest, and that sum bounds :math:`H_c` from above because the true optimum is one of the
-    candidates. :data:`UNDERFLOW` is added. Counts with :math:`g\le 0` contribute 0 (every
-    likelihood ratio is then at most :math:`e^\varepsilon`).
+    Error bound: each candidate's error is :func:`value_rtol` times the probabilities added to the
+    deep tail in its two terms, plus the deep tail's own bound times :math:`g+\ell`; the kept
+    candidate is the one whose value plus error is largest, and that sum bounds :math:`H_c` from
+    above because the true optimum is one of the candidates. The coefficients themselves carry an
+    error (from rounding :math:`k`, :math:`1-k` and :math:`e^\varepsilon`):
+    :math:`g=(1-k)e^\varepsilon\,\mathrm{expm1}(\varepsilon_0-\varepsilon)` and
+    :math:`\ell=(1-k)\,\mathrm{expm1}(\varepsilon_0+\varepsilon)` are within 8 units of
+    roundoff (relative) when ``level`` is given, :math:`k-e^\varepsilon(1-k)` within
+    :math:`4u(k+e^\varepsilon(1-k))` (absolute) otherwise; each candidate's bound adds these
+    errors times its two tails, and a count whose :math:`g` is not certainly positive contributes
+    0 with error :math:`|g|` plus that error. :data:`UNDERFLOW` is added. Counts with
+    :math:`g\le 0` for sure contribute 0 (every likelihood ratio is then at most
+    :math:`e^\varepsilon`). If the coefficients are too uncertain to place the threshold within
+    one count (tiny :math:`\varepsilon_0` at huge :math:`c`), ``FloatingPointError``.
     """
     counts = np.asarray(counts, dtype=np.int64)
     scale = np.exp(eps)
-    if np.ndim(keep) == 0 and np.ndim(flip) == 0:  # one keep probability: no masks needed
-        k, f = float(keep), float(flip)
-        if k - scale * f <= 0:
-            zero = np.zeros(counts.shape)
-            return zero, zero, zero
-        return _divergence_terms(counts, k, f, scale)
-    keep_arr = np.broadcast_to(np.asarray(keep, dtype=float), counts.shape)
-    flip_arr = np.broadcast_to(np.asarray(flip, dtype=float), counts.shape)
-    active = keep_arr - scale * flip_arr > 0
-    out = (np.zeros(counts.shape), np.zeros(counts.shape), np.zeros(counts.shape))
+    rounding = 2 * np.finfo(float).eps  # 4 units of roundoff
+    if level is not None:  # no cancellation: relative errors only
+        f = float(flip)
+        g = f * scale * np.expm1(level - eps)
+        ell = f * np.expm1(level + eps)
+        dg, dl = 2 * rounding * abs(g), 2 * rounding * ell
+        k: ArrayLike = float(keep)
+    else:
+        k = np.asarray(keep, dtype=float)
+        f = np.asarray(flip, dtype=float)
+        g, ell = k - scale * f, scale * k - f
+        dg, dl = rounding * (k + scale * f), rounding * (scale * k + f)
+    shape = counts.shape
+    g, ell, dg, dl, k, f = (np.broadcast_to(x, shape) for x in (g, ell, dg, dl, k, f))
+    value, slope, error = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    uncertain = (g <= dg) & (g > -dg)  # H_c <= max(g, 0) + dg for sure, nothing better
+    error[uncertain] = np.maximum(g[uncertain], 0.0) + dg[uncertain]
+    active = g > dg
     if active.any():
-        parts = _divergence_terms(counts[active], keep_arr[active], flip_arr[active], scale)
-        for full, part in zip(out, parts, strict=True):
+        parts = _divergence_terms(
+            counts[active], k[active], f[active], scale, g[active], ell[active],
+            dg[active], dl[active],
+        )
+        for full, part in zip((value, slope, error), parts, strict=True):
             full[active] = part
-    return out
+    return value, slope, error
 
 
 def _divergence_terms(
-    c: np.ndarray, k: ArrayLike, f: ArrayLike, scale: float
+    c: np.ndarray, k: np.ndarray, f: np.ndarray, scale: float, g: np.ndarray, ell: np.ndarray,
+    dg: np.ndarray, dl: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The body of :func:`mixture_divergence` for counts where the gain is positive."""
-    g, ell = k - scale * f, scale * k - f
+    """The body of :func:`mixture_divergence` for counts where the gain is certainly positive."""
     share = ell / (g + ell)  # in [1/2, 1)
+    # how far the threshold (c + 1) share can move under the coefficients' errors
+    window = (c + 1) * (dg * ell + dl * g) / (g + ell) ** 2 / (1 - (dg + dl) / (g + ell))
+    if (window > 0.5).any():
+        raise FloatingPointError("the likelihood-ratio threshold cannot be placed within one "
+                                 "count: the keep probability is too close to 1/2 for this n")
     t = np.minimum(np.floor(share * (c + 1)).astype(np.int64) + 1, c + 1)
     b1 = binomial_pmf(t - 1, c, 0.5)  # b(t - 1)
     b0 = b1 * (c - t + 1) / t  # b(t); t >= 1
     b2 = b1 * (t - 1) / (c - t + 2)  # b(t - 2); c - t + 2 >= 1
-    t_p1, extra = _deep_tails(c, t, b0)  # T(t + 1), with an error bound beyond value_rtol
+    t_p1, deep_error = _deep_tails(c, t, b0)  # T(t + 1) and its absolute error bound
     t_0 = t_p1 + b0
     t_m1 = t_0 + b1
     t_m2 = t_m1 + b2
-    rtol = value_rtol(c, t - c / 2)
-    shared = (g + ell) * extra + UNDERFLOW * (g + ell)
+    rtol = value_rtol(c, t - c / 2)  # for the probabilities added to the deep tail
+    shared = (g + ell) * (deep_error + UNDERFLOW)
     # the three events {x >= t - 1}, {x >= t}, {x >= t + 1}: value, value plus error bound, and
     # Q of the event (f T(j - 1) + k T(j)); each value plus its bound is above its true value and
     # the true optimum is one of them, so the largest such sum bounds H_c from above
     value, q_event = g * t_m2 - ell * t_m1, f * t_m2 + k * t_m1
-    upper = value + rtol * (g * t_m2 + ell * t_m1)
+    upper = value + rtol * (g * (t_m2 - t_p1) + ell * (t_m1 - t_p1)) + dg * t_m2 + dl * t_m1
     for low, high in ((t_m1, t_0), (t_0, t_p1)):
         other = g * low - ell * high
-        other_upper = other + rtol * (g * low + ell * high)
+        other_upper = (other + rtol * (g * (low - t_p1) + ell * (high - t_p1))
+                       + dg * low + dl * high)
         better = other_upper > upper
         value = np.where(better, other, value)
         upper = np.where(better, other_upper, upper)
@@ -223,12 +254,12 @@ def _divergence_terms(
 
 def averaged_mixture_divergence(
     weights: np.ndarray, counts: np.ndarray, keep: ArrayLike, flip: ArrayLike, eps: float,
-    weight_rtol: float,
+    weight_rtol: float, level: float | None = None,
 ) -> tuple[float, float, float]:
     r""":math:`\sum_c w_c H_c` for the pairs of :func:`mixture_divergence`, its derivative in
     :math:`\varepsilon`, and an absolute error bound (the per-count bounds, plus ``weight_rtol``
     of the sum for the weights' own relative error and the summation)."""
-    value, slope, error = mixture_divergence(counts, keep, flip, eps)
+    value, slope, error = mixture_divergence(counts, keep, flip, eps, level)
     total = float(np.dot(weights, value))
     bound = float(np.dot(weights, error)) + weight_rtol * total
     return total, float(np.dot(weights, slope)), bound
@@ -264,8 +295,8 @@ def hockey_stick_floor(
 
 #: Convolutions above this many multiply-adds use the FFT (with its error bound) instead of sums.
 _DIRECT_WORK = 4_000_000
-#: Constant of the FFT convolution error bound ``c * u * log2(L) * |x|_2 * |y|_2`` per entry
-#: (u the unit roundoff; the tests compare against direct sums and find it conservative).
+#: Constant of the FFT convolution error bound ``c u log2(L) max(|x|_2 |y|_1, |x|_1 |y|_2)`` per
+#: entry (u the unit roundoff; the tests compare against direct sums and find it conservative).
 _FFT_CONSTANT = 16.0
 
 
@@ -273,13 +304,15 @@ def convolve_with_error(
     first: np.ndarray, second: np.ndarray, rtol: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Convolution of two non-negative vectors whose entries carry relative error ``rtol``, and an
-    absolute error bound per entry: direct sums (relative error ``rtol`` plus 1e-15) when small,
-    else an FFT whose rounding error is bounded by ``16 u log2(L) |x|_2 |y|_2`` per entry
-    (L the padded length, u = 2^-53), plus the same relative term. Negative FFT noise is clipped
+    absolute error bound per entry: direct sums (relative error ``rtol`` plus ``m u`` for sums of
+    ``m`` non-negative products) when small, else an FFT whose rounding error is bounded by
+    ``16 u log2(L) max(|x|_2 |y|_1, |x|_1 |y|_2)`` per entry (L the length, u = 2^-53; the tests
+    find it far above the error seen), plus the same relative term. Negative FFT noise is clipped
     to 0 (inside the bound)."""
     if first.size * second.size <= _DIRECT_WORK:
         result = np.convolve(first, second)
-        return result, (rtol + 1e-15) * result
+        # each entry sums at most min(sizes) non-negative products
+        return result, (rtol + min(first.size, second.size) * np.finfo(float).eps) * result
     result = np.clip(fftconvolve(first, second), 0.0, None)
     return result, (rtol + 1e-15) * result + fft_error_bound(first, second)
 
@@ -288,8 +321,9 @@ def fft_error_bound(first: np.ndarray, second: np.ndarray) -> float:
     """Absolute rounding error bound per entry of an FFT convolution of ``first`` and ``second``
     (see :func:`convolve_with_error`)."""
     length = first.size + second.size - 1
-    return float(_FFT_CONSTANT * np.finfo(float).eps / 2 * np.log2(length)
-                 * np.linalg.norm(first) * np.linalg.norm(second))
+    norms = max(np.linalg.norm(first) * np.abs(second).sum(),
+                np.abs(first).sum() * np.linalg.norm(second))
+    return float(_FFT_CONSTANT * np.finfo(float).eps / 2 * np.log2(length) * norms)
 
 
 def binomial_sum_pmf(

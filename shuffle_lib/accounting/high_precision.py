@@ -44,8 +44,15 @@ def _upper_tail(c: int, x: int) -> mp.mpf:
 
 
 def _threshold(c: int, gain: mp.mpf, loss: mp.mpf) -> int:
-    """Smallest x with gain * x > loss * (c + 1 - x): where P_c(x) - e^eps Q_c(x) turns positive."""
-    return int(mp.floor(loss * (c + 1) / (gain + loss))) + 1
+    """Smallest x with gain * x > loss * (c + 1 - x): where P_c(x) - e^eps Q_c(x) turns positive.
+    Located by the quotient, then checked by the products themselves (the quotient alone can
+    round across an integer; x = c + 1 always qualifies)."""
+    x = min(int(mp.floor(loss * (c + 1) / (gain + loss))) + 1, c + 1)
+    while x > 1 and gain * (x - 1) > loss * (c + 2 - x):
+        x -= 1
+    while not gain * x > loss * (c + 1 - x):
+        x += 1
+    return x
 
 
 def _count_law(n_minus_1: int, q: mp.mpf, cutoff: mp.mpf) -> dict[int, mp.mpf]:
@@ -91,8 +98,8 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
     (2021) with clone probability ``q`` (see :func:`clone_probability_mp`), in 40 digits.
 
     The sum runs over the counts whose probability exceeds ``relative_cutoff * scale``
-    (``scale`` about the delta of interest), so what is left out changes the result by less than
-    that. Tails of Bin(c, 1/2) follow a backward recurrence in c (adding a fair coin:
+    (``scale`` about the delta of interest), so what is left out is negligible (at most a few
+    thousand times that). Tails of Bin(c, 1/2) follow a backward recurrence in c (adding a coin:
     :math:`P(B_c\ge y)=P(B_{c-1}\ge y)+b_{c-1}(y-1)/2`), anchored at the largest count by direct
     summation. Time grows like the number of counts kept: about a second per 50,000.
 
@@ -104,12 +111,12 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
     check_epsilon(eps0, "eps0")
     check_integer(n, "n", 2)
     with mp.workdps(DIGITS):
-        keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
-        flip = 1 - keep
-        scale_e = mp.e ** mp.mpf(eps)
-        gain, loss = keep - scale_e * flip, scale_e * keep - flip
-        if gain <= 0:
-            return mp.mpf(0)
+        if eps >= eps0:
+            return mp.mpf(0)  # every likelihood ratio is at most e^eps0
+        flip = 1 / (1 + mp.e ** mp.mpf(eps0))
+        # k - e^eps (1 - k) and e^eps k - (1 - k), written without cancellation
+        gain = flip * mp.e ** mp.mpf(eps) * mp.expm1(mp.mpf(eps0) - mp.mpf(eps))
+        loss = flip * mp.expm1(mp.mpf(eps0) + mp.mpf(eps))
         law = _count_law(n - 1, q, mp.mpf(relative_cutoff) * mp.mpf(scale))
         counts = sorted(law, reverse=True)
         c = counts[0]

@@ -62,9 +62,11 @@ def _personal_levels(
 def _weight_rtol(n: int, parts: int) -> float:
     """Relative error granted to a Poisson-binomial law of n users in ``parts`` groups computed by
     :func:`poisson_binomial_pmf`: its binomial parts' (Boost) error, each part summed within 32
-    standard deviations of its mean (the bulk kept for any mass above 1e-220), plus 1e-15 per part
-    for the rounding of the direct convolutions (sums of non-negative products)."""
-    return 2 * float(value_rtol(n, 32 * np.sqrt(n))) + 1e-15 * parts
+    standard deviations of its mean (the bulk kept for any mass above 1e-220), plus the rounding of
+    the direct convolutions: each sums at most 2000 non-negative products (larger merges go through
+    the FFT, whose error is counted as dropped mass), over at most log2(parts) + 10 levels."""
+    levels = np.log2(parts + 1) + 10
+    return 2 * float(value_rtol(n, 32 * np.sqrt(n))) + 2000 * np.finfo(float).eps * levels
 
 
 def _check_target(target: int, n: int) -> int:
@@ -155,7 +157,7 @@ def personalized_clone_delta(
         mass[usable], totals[usable] - 1, effective[usable], effective_flip[usable], eps_val,
         _weight_rtol(levels.size, levels.size),
     )
-    return min(1.0, summed + error + dropped)
+    return float(min(1.0, summed + error + dropped))
 
 
 def sample_personalized_reduction(
@@ -224,12 +226,13 @@ class _ExposedReduction:
         self.weight_rtol = _weight_rtol(int(sizes.sum()) + 1, clone_probs.size)
         self.dropped = dropped * (1 + self.weight_rtol)
         self.counts = offset + np.arange(self.weights.size)
+        self.level = level
         self.keep, self.flip = float(expit(level)), float(expit(-level))
         self.exposed = exposed
 
     def bound(self, eps: float) -> tuple[float, float]:
         summed, slope, error = averaged_mixture_divergence(
-            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol
+            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol, self.level
         )
         upper = self.exposed + (1 - self.exposed) * (summed + error + self.dropped)
         return min(1.0, upper), (1 - self.exposed) * slope

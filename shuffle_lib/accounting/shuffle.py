@@ -165,8 +165,9 @@ def fmt21_regime_approximation(
 
 #: Largest number of users the numerical accountants certify (tested to 1e10).
 N_MAX = 10**10
-#: Smallest target delta they certify (error terms stay below 1e-6 of it up to eps0 = EPS0_MAX).
-DELTA_MIN = 1e-200
+#: Smallest target delta they certify (the underflow allowance, 1e-240 times e^eps, stays far below
+#: it up to eps0 = EPS0_MAX).
+DELTA_MIN = 1e-150
 #: Largest local level they certify.
 EPS0_MAX = 100.0
 
@@ -208,7 +209,7 @@ class _CloneReduction:
         if eps >= self.eps0:
             return 0.0, 0.0  # every likelihood ratio is at most e^eps0
         value, slope, error = averaged_mixture_divergence(
-            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol
+            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol, self.eps0
         )
         return min(1.0, value + error + self.left_out), slope
 
