@@ -310,7 +310,7 @@ def clone_numerical_epsilon(
     :math:`10^{-12}\delta` per tail of the clone count) is at most :math:`\delta`, so it is never
     below the exact value of the reduction; the root search stops within 1e-10 relative, and the
     tests find it within 1e-6 of 40-digit values (median 4e-12). Range: :math:`n\le 10^{10}`,
-    :math:`\delta\ge 10^{-200}`, :math:`\varepsilon_0\le 100`; ``ValueError`` beyond. Vectorized
+    :math:`\delta\ge 10^{-150}`, :math:`\varepsilon_0\le 100`; ``ValueError`` beyond. Vectorized
     over ``eps0``, ``n`` and ``delta`` (broadcast together).
 
     - ``variant="fmt21"``: clone probability :math:`q_c=e^{-\varepsilon_0}`, valid for every
