@@ -1,6 +1,8 @@
 """The accountants at the top of their range, against a yardstick measured in the same run:
 sorting 1e7 floats with ``np.sort``. Goals: n = 1e8 within 2.5 times that sort (speed-up >= 0.4);
-a 50-point grid of n up to 1e6 in one vectorized call within 0.2 s (what a slider needs)."""
+a 50-point grid of n up to 1e6 in one vectorized call within 0.2 s (what a slider needs). On an
+idle run of this 2-core machine the sort takes about 0.11 s, so the grid's 0.2 s is also stated
+as a speed-up against it (>= 0.55), which a loaded machine does not distort; the row shows both."""
 
 from __future__ import annotations
 
@@ -15,11 +17,6 @@ _GRID = np.unique(np.geomspace(1e3, 1e6, 50).astype(np.int64))
 
 def _sort() -> None:
     np.sort(_FLOATS)
-
-
-def _grid_one_by_one() -> None:
-    for n in _GRID:
-        fmt21_numerical_epsilon(1.0, int(n), 1e-6)
 
 
 BENCHMARKS = [
@@ -42,11 +39,12 @@ BENCHMARKS = [
         goal=0.4,
     ),
     Benchmark(
-        name=f"fmt21_numerical {_GRID.size}-point n grid (1e3..1e6), one call vs loop",
+        name=f"fmt21_numerical {_GRID.size}-point n grid (1e3..1e6) vs np.sort 1e7",
         ours=lambda: fmt21_numerical_epsilon(1.0, _GRID, 1e-6),
         ours_size=1,
-        baseline=_grid_one_by_one,
+        baseline=_sort,
         baseline_size=1,
+        goal=0.55,
         budget=0.2,
     ),
 ]

@@ -108,25 +108,28 @@ def binomial_bulk(size: int, prob: float, mass: float) -> tuple[int, int, float]
 _ANCHOR_EVERY = 64
 
 
-def _deep_tails(c: np.ndarray, t: np.ndarray, b0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`D_c=P(B_c\ge t_c+1)` for every count, and an absolute error bound beyond
-    :data:`VALUE_RTOL` relative.
+def _deep_tails(
+    c: np.ndarray, t: np.ndarray, b0: np.ndarray, rtol: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`D_c=P(B_c\ge t_c+1)` for every count, and an absolute error bound on it; ``rtol``
+    holds the :func:`value_rtol` of each count at its threshold.
 
     When the counts are consecutive and the thresholds rise by 0 or 1 per count (always so for
     one keep probability), the tails follow from one another: adding a fair coin gives
     :math:`P(B_{c+1}\ge x)=P(B_c\ge x)+\tfrac12 b_c(x-1)`, hence, walking down from :math:`c+1`
     to :math:`c`, :math:`D_c=D_{c+1}+\tfrac12 b_c(t_c+1)` if the threshold drops and
-    :math:`D_c=D_{c+1}-\tfrac12 b_c(t_c)` if it stays. Walking down is the stable direction (the
-    tails grow, an error does not). Every :data:`_ANCHOR_EVERY` counts the chain restarts from a
-    Boost tail, and the bound adds the rounding of the running sums
-    (:math:`2u\sum|\text{partial sums}|`) and :data:`VALUE_RTOL` of every increment. Otherwise every
-    tail is a Boost call.
+    :math:`D_c=D_{c+1}-\tfrac12 b_c(t_c)` if it stays. Walking down is the stable direction on
+    the whole (errors are not amplified over a block, though single steps can shrink the tail).
+    Every :data:`_ANCHOR_EVERY` counts the chain restarts from a Boost tail. The bound is the
+    anchor's relative error plus that of every increment, both carried along the block, plus the
+    rounding of the running sums (:math:`2u\sum|\text{partial sums}|`). Otherwise every tail is a
+    Boost call, with its own relative error.
     """
     steps = np.diff(t)
     chained = c.size > 1 and np.all(np.diff(c) == 1) and np.all((steps == 0) | (steps == 1))
     if not chained:
         deep = binomial_sf(t, c, 0.5)
-        return deep, value_rtol(c, t - c / 2) * deep
+        return deep, rtol * deep
     # reversed: position j holds count c_top - j; increment from position j - 1 to j
     c_r, t_r, b0_r = c[::-1], t[::-1], b0[::-1]
     b_next = b0_r * (c_r - t_r) / (t_r + 1)  # b_c(t_c + 1)
@@ -138,8 +141,9 @@ def _deep_tails(c: np.ndarray, t: np.ndarray, b0: np.ndarray) -> tuple[np.ndarra
     blocks = np.concatenate([increment, np.zeros(pad)]).reshape(-1, _ANCHOR_EVERY)
     sums = np.cumsum(blocks, axis=1)
     spread = np.cumsum(np.abs(sums), axis=1) * np.finfo(float).eps
-    rtol = value_rtol(c_r, t_r - c_r / 2)
-    moved = np.abs(blocks) * np.concatenate([rtol, np.full(pad, rtol[-1])]).reshape(blocks.shape)
+    rtol_r = rtol[::-1]
+    padded_rtol = np.concatenate([rtol_r, np.full(pad, rtol_r[-1])]).reshape(-1, _ANCHOR_EVERY)
+    moved = np.abs(blocks) * padded_rtol
     extra = spread + np.cumsum(moved, axis=1)  # the anchor's own error carried along the block
     deep = np.clip(sums.ravel()[: c.size], 0.0, None)
     return deep[::-1].copy(), extra.ravel()[: c.size][::-1].copy()
@@ -197,6 +201,11 @@ def mixture_divergence(
         g, ell = k - scale * f, scale * k - f
         dg, dl = rounding * (k + scale * f), rounding * (scale * k + f)
     shape = counts.shape
+    if all(np.ndim(x) == 0 for x in (g, ell, dg, dl, k, f)):  # one keep probability: no masks
+        if g > dg:
+            return _divergence_terms(counts, k, f, scale, g, ell, dg, dl)
+        doubt = max(g, 0.0) + dg if g > -dg else 0.0  # H_c <= max(g, 0) + dg for sure
+        return np.zeros(shape), np.zeros(shape), np.full(shape, doubt)
     g, ell, dg, dl, k, f = (np.broadcast_to(x, shape) for x in (g, ell, dg, dl, k, f))
     value, slope, error = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     uncertain = (g <= dg) & (g > -dg)  # H_c <= max(g, 0) + dg for sure, nothing better
@@ -213,25 +222,25 @@ def mixture_divergence(
 
 
 def _divergence_terms(
-    c: np.ndarray, k: np.ndarray, f: np.ndarray, scale: float, g: np.ndarray, ell: np.ndarray,
-    dg: np.ndarray, dl: np.ndarray,
+    c: np.ndarray, k: ArrayLike, f: ArrayLike, scale: float, g: ArrayLike, ell: ArrayLike,
+    dg: ArrayLike, dl: ArrayLike,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The body of :func:`mixture_divergence` for counts where the gain is certainly positive."""
     share = ell / (g + ell)  # in [1/2, 1)
     # how far the threshold (c + 1) share can move under the coefficients' errors
-    window = (c + 1) * (dg * ell + dl * g) / (g + ell) ** 2 / (1 - (dg + dl) / (g + ell))
-    if (window > 0.5).any():
+    drift = (dg * ell + dl * g) / (g + ell) ** 2 / (1 - (dg + dl) / (g + ell))
+    if np.max((c.max() + 1) * drift) > 0.5:
         raise FloatingPointError("the likelihood-ratio threshold cannot be placed within one "
                                  "count: the keep probability is too close to 1/2 for this n")
     t = np.minimum(np.floor(share * (c + 1)).astype(np.int64) + 1, c + 1)
     b1 = binomial_pmf(t - 1, c, 0.5)  # b(t - 1)
     b0 = b1 * (c - t + 1) / t  # b(t); t >= 1
     b2 = b1 * (t - 1) / (c - t + 2)  # b(t - 2); c - t + 2 >= 1
-    t_p1, deep_error = _deep_tails(c, t, b0)  # T(t + 1) and its absolute error bound
+    rtol = value_rtol(c, t - c / 2)
+    t_p1, deep_error = _deep_tails(c, t, b0, rtol)  # T(t + 1) and its absolute error bound
     t_0 = t_p1 + b0
     t_m1 = t_0 + b1
     t_m2 = t_m1 + b2
-    rtol = value_rtol(c, t - c / 2)  # for the probabilities added to the deep tail
     shared = (g + ell) * (deep_error + UNDERFLOW)
     # the three events {x >= t - 1}, {x >= t}, {x >= t + 1}: value, value plus error bound, and
     # Q of the event (f T(j - 1) + k T(j)); each value plus its bound is above its true value and
