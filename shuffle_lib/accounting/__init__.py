@@ -28,6 +28,7 @@ from shuffle_lib.accounting.finite import (
     renyi_divergence,
 )
 from shuffle_lib.accounting.personalized import (
+    clone_reduction_epsilon,
     gspa_epsilon,
     gspa_mu,
     gspa_normal_approximation_error,
@@ -74,6 +75,7 @@ __all__ = [
     "clone_numerical_epsilon",
     "clone_probability",
     "clone_reduction_delta",
+    "clone_reduction_epsilon",
     "epsilon_for_delta",
     "erlingsson19_epsilon",
     "fmt21_closed_form_epsilon",

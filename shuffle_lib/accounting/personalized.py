@@ -20,7 +20,14 @@ from scipy.special import expit, logsumexp
 from scipy.stats import binom, norm
 
 from shuffle_lib._numerics import EPS_TOL, bisect, certified_epsilon
-from shuffle_lib._validation import RngLike, as_rng, check_delta, check_epsilon, check_integer
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_probability,
+)
 from shuffle_lib.accounting._binomial import (
     TRUNCATION,
     averaged_mixture_divergence,
@@ -315,6 +322,44 @@ def personalized_numerical_epsilon(
     reduction = _ExposedReduction(clones, others, float(level), float(exposed), delta_val)
     # the target's own report is (eps_t, delta_t)-LDP: its level always holds after shuffling
     return certified_epsilon(reduction.bound, float(level), delta_val)
+
+
+def clone_reduction_epsilon(
+    target_eps0: float, clone_probabilities: ArrayLike, delta: float,
+    counts: ArrayLike | None = None,
+) -> float:
+    r"""Certified :math:`\varepsilon` at ``delta`` of the general clone reduction: the target
+    reports one bit by binary randomized response at level ``target_eps0``, and every other
+    person :math:`j`, independently, sends a clone (a fair bit, an even mixture of the target's
+    two output laws) with their own probability :math:`r_j` (``clone_probabilities``), otherwise
+    something that does not depend on the target.
+
+    The clone count is Poisson-binomial(:math:`r_j`) and, given :math:`C=c`, the pair is
+    :math:`B_c+\mathrm{Bern}(k)` against :math:`B_c+\mathrm{Bern}(1-k)` (the reduction of
+    Feldman, McMillan & Talwar 2021, Lemma 3.3, with person-specific clone probabilities), so
+    the divergence is evaluated exactly as in
+    :func:`~shuffle_lib.accounting.shuffle.clone_numerical_epsilon`, with the same error bar and
+    certification (never below the exact value of this reduction). With every :math:`r_j=
+    e^{-\varepsilon_0}` it is :func:`~shuffle_lib.accounting.shuffle.fmt21_numerical_epsilon`.
+
+    What it certifies depends on the model: when the other people's reports really contain those
+    clones whatever the target's data, for instance everybody else running :math:`k`-ary
+    randomized response at level :math:`\varepsilon_j` on values outside the target's two
+    (:math:`r_j=2/(e^{\varepsilon_j}+k-1)`), the reduction is exact and so is this epsilon for
+    that pair of datasets. ``counts`` (optional) says how many people share each probability.
+
+    >>> r = np.full(9_999, 2 / (np.exp(0.01) + 99))  # 100-ary RR at 0.01 on other values
+    >>> round(clone_reduction_epsilon(1.0, r, 1e-6), 3)
+    0.254
+    """
+    level = float(check_epsilon(target_eps0, "target_eps0"))
+    probs = np.atleast_1d(check_probability(clone_probabilities, "clone_probabilities"))
+    if probs.ndim != 1:
+        raise ValueError(f"clone_probabilities must be 1-D, got shape {probs.shape}")
+    delta_val = float(check_delta(delta, allow_zero=False))
+    sizes = np.ones(probs.size, dtype=np.int64) if counts is None else _level_counts(counts, probs)
+    reduction = _ExposedReduction(probs, sizes, level, 0.0, delta_val)
+    return certified_epsilon(reduction.bound, level, delta_val)
 
 
 def _others_bits(others_bits: ArrayLike | None, n: int) -> np.ndarray:
