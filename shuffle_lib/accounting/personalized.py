@@ -30,12 +30,13 @@ from shuffle_lib._validation import (
 )
 from shuffle_lib.accounting._binomial import (
     TRUNCATION,
+    CloneCountReduction,
     averaged_mixture_divergence,
     binomial_bulk,
     hockey_stick_floor,
     poisson_binomial_pmf,
+    poisson_binomial_rtol,
     target_count_laws,
-    value_rtol,
 )
 from shuffle_lib.accounting.fdp import gdp_epsilon
 
@@ -64,16 +65,6 @@ def _personal_levels(
         raise ValueError(f"need at least 2 users, got {users}")
     delta_arr = np.broadcast_to(check_delta(delta), eps_arr.shape)
     return eps_arr, delta_arr
-
-
-def _weight_rtol(n: int, parts: int) -> float:
-    """Relative error granted to a Poisson-binomial law of n users in ``parts`` groups computed by
-    :func:`poisson_binomial_pmf`: its binomial parts' (Boost) error, each part summed within 32
-    standard deviations of its mean (the bulk kept for any mass above 1e-220), plus the rounding of
-    the direct convolutions: each sums at most 2000 non-negative products (larger merges go through
-    the FFT, whose error is counted as dropped mass), over at most log2(parts) + 10 levels."""
-    levels = np.log2(parts + 1) + 10
-    return 2 * float(value_rtol(n, 32 * np.sqrt(n))) + 2000 * np.finfo(float).eps * levels
 
 
 def _check_target(target: int, n: int) -> int:
@@ -162,7 +153,7 @@ def personalized_clone_delta(
         effective_flip = (delta_t * w_same / 2 + (1 - delta_t) * w_below * flip) / mass
     summed, _, error = averaged_mixture_divergence(
         mass[usable], totals[usable] - 1, effective[usable], effective_flip[usable], eps_val,
-        _weight_rtol(levels.size, levels.size),
+        poisson_binomial_rtol(levels.size, levels.size),
     )
     return float(min(1.0, summed + error + dropped))
 
@@ -204,45 +195,6 @@ def sample_personalized_reduction(
         counts[informative & (own == 0), 0] += 1
         counts[informative & (own == 1), 1] += 1
     return samples[0], samples[1]
-
-
-class _ExposedReduction:
-    r"""The reduction for one target (or a target dominating all of them), with the part of the
-    target's report that is not :math:`\varepsilon`-LDP counted as fully exposed:
-
-    .. math::
-        \delta(\varepsilon) = \delta_t + (1-\delta_t)\Big(\sum_c P(C=c)\,
-            H_{e^\varepsilon}\big(B_c+\mathrm{Bern}(k)\,\big\|\,B_c+\mathrm{Bern}(1-k)\big)
-            + \text{tails}\Big),
-
-    :math:`C` Poisson-binomial (the other users' clones), :math:`B_c\sim\mathrm{Bin}(c,1/2)`,
-    :math:`k=e^{\varepsilon_t}/(1+e^{\varepsilon_t})`. The number of informative reports
-    :math:`C+1` is visible and has the same law under both datasets, so the divergence is exactly
-    this average over :math:`c`.
-    """
-
-    def __init__(
-        self, clone_probs: np.ndarray, sizes: np.ndarray, level: float, exposed: float,
-        delta: float,
-    ) -> None:
-        # each merge or group drops at most 2 tails: the total stays below TRUNCATION * delta
-        tail = TRUNCATION * delta / (2 * clone_probs.size + 2)
-        # a clone probability rounded up would grant more blanket than the reduction does
-        safe_probs = clone_probs * (1 - 8 * np.finfo(float).eps)
-        offset, self.weights, dropped = poisson_binomial_pmf(safe_probs, sizes, tail=tail)
-        self.weight_rtol = _weight_rtol(int(sizes.sum()) + 1, clone_probs.size)
-        self.dropped = dropped * (1 + self.weight_rtol)
-        self.counts = offset + np.arange(self.weights.size)
-        self.level = level
-        self.keep, self.flip = float(expit(level)), float(expit(-level))
-        self.exposed = exposed
-
-    def bound(self, eps: float) -> tuple[float, float]:
-        summed, slope, error = averaged_mixture_divergence(
-            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol, self.level
-        )
-        upper = self.exposed + (1 - self.exposed) * (summed + error + self.dropped)
-        return min(1.0, upper), (1 - self.exposed) * slope
 
 
 def personalized_numerical_epsilon(
@@ -319,7 +271,9 @@ def personalized_numerical_epsilon(
         )
     others = sizes.copy()
     others[left_out] -= 1  # the target (or the user whose clones are left out) is not a blanket
-    reduction = _ExposedReduction(clones, others, float(level), float(exposed), delta_val)
+    reduction = CloneCountReduction(
+        clones, others, float(level), TRUNCATION * delta_val, float(exposed)
+    )
     # the target's own report is (eps_t, delta_t)-LDP: its level always holds after shuffling
     return certified_epsilon(reduction.bound, float(level), delta_val)
 
@@ -358,7 +312,7 @@ def clone_reduction_epsilon(
         raise ValueError(f"clone_probabilities must be 1-D, got shape {probs.shape}")
     delta_val = float(check_delta(delta, allow_zero=False))
     sizes = np.ones(probs.size, dtype=np.int64) if counts is None else _level_counts(counts, probs)
-    reduction = _ExposedReduction(probs, sizes, level, 0.0, delta_val)
+    reduction = CloneCountReduction(probs, sizes, level, TRUNCATION * delta_val)
     return certified_epsilon(reduction.bound, level, delta_val)
 
 
@@ -384,7 +338,7 @@ def _personalized_rr_laws(
     )
     level = float(levels[target])
     laws = target_count_laws(others, float(expit(level)), float(expit(-level)))
-    return laws, _weight_rtol(levels.size, levels.size) * np.maximum(*laws) + dropped
+    return laws, poisson_binomial_rtol(levels.size, levels.size) * np.maximum(*laws) + dropped
 
 
 def shuffled_personalized_rr_delta(

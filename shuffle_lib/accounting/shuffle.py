@@ -41,13 +41,10 @@ from shuffle_lib._validation import (
 )
 from shuffle_lib.accounting._binomial import (
     TRUNCATION,
-    averaged_mixture_divergence,
-    binomial_bulk,
-    binomial_pmf,
+    CloneCountReduction,
     binomial_sum_pmf,
     hockey_stick_floor,
     target_count_laws,
-    value_rtol,
 )
 
 VARIANTS = ("fmt21", "stronger")
@@ -183,35 +180,13 @@ def _check_numerical_range(eps0: np.ndarray, n: np.ndarray, delta: np.ndarray) -
                          f"got {eps0}")
 
 
-class _CloneReduction:
-    """The clone pair for fixed (eps0, n, q_c); ``bound(eps)`` is a certified upper bound on its
-    hockey-stick divergence and the divergence's derivative.
-
-    Given C = c the pair is A + Delta against A + 1 - Delta with A ~ Bin(c, 1/2) (see
-    :func:`~shuffle_lib.accounting._binomial.mixture_divergence`). The law of C is summed over its
-    bulk; the two tails left out (at most ``truncation`` each) are added to delta. The clone
-    probability is lowered by 8 machine epsilons (relative) before use: fewer clones can only
-    increase the divergence (an extra clone is a fair coin added to both hypotheses), so the float
-    value never grants more blanket than the theorem does.
-    """
-
-    def __init__(self, eps0: float, n: int, clone_probability: float, truncation: float) -> None:
-        self.eps0 = eps0
-        self.keep, self.flip = float(expit(eps0)), float(expit(-eps0))
-        q = clone_probability * (1 - 8 * np.finfo(float).eps)
-        low, high, self.left_out = binomial_bulk(n - 1, q, truncation)
-        self.counts = np.arange(low, high + 1)
-        self.weights = binomial_pmf(self.counts, n - 1, q)
-        spread = max(abs(low - (n - 1) * q), abs(high - (n - 1) * q))
-        self.weight_rtol = 2 * float(value_rtol(n, spread))  # the weights' and the summation's
-
-    def bound(self, eps: float) -> tuple[float, float]:
-        if eps >= self.eps0:
-            return 0.0, 0.0  # every likelihood ratio is at most e^eps0
-        value, slope, error = averaged_mixture_divergence(
-            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol, self.eps0
-        )
-        return min(1.0, value + error + self.left_out), slope
+def _clone_reduction(
+    eps0: float, n: int, clone_probability: float, truncation: float
+) -> CloneCountReduction:
+    """The clone pair for fixed (eps0, n, q_c): n - 1 people, each a clone with probability q_c."""
+    return CloneCountReduction(
+        np.array([clone_probability]), np.array([n - 1]), eps0, truncation
+    )
 
 
 def _gaussian_guess(eps0: float, n: int, clone_probability: float, delta: float) -> float:
@@ -253,7 +228,7 @@ def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: fl
     n_val = check_integer(n, "n", 2)
     q = float(check_probability(clone_probability, "clone_probability"))
     _check_numerical_range(np.asarray(eps0_val), np.asarray(n_val), np.asarray(DELTA_MIN))
-    return _CloneReduction(eps0_val, n_val, q, 1e-120).bound(eps_val)[0]
+    return _clone_reduction(eps0_val, n_val, q, 1e-120).bound(eps_val)[0]
 
 
 def sample_clone_pair(
@@ -333,7 +308,7 @@ def clone_numerical_epsilon(
 
     def one(e0: float, users: int, d: float) -> float:
         q = clone_probability(e0, variant)
-        reduction = _CloneReduction(e0, int(users), q, TRUNCATION * d)
+        reduction = _clone_reduction(e0, int(users), q, TRUNCATION * d)
         return certified_epsilon(reduction.bound, e0, d, _gaussian_guess(e0, int(users), q, d))
 
     return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
