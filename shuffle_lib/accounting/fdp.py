@@ -250,7 +250,7 @@ def gdp_delta(mu: ArrayLike, eps: ArrayLike) -> np.ndarray | float:
     :math:`\Phi(-\varepsilon/\mu+\mu/2)-e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)`.
 
     A mechanism is :math:`\mu`-GDP iff it is :math:`(\varepsilon,\delta(\varepsilon))`-DP for every
-    :math:`\varepsilon\ge 0` (seed 001, Fact 3; Dong, Roth & Su 2022, Corollary 2.13).
+    :math:`\varepsilon\ge 0` (Chen, Cao & Ge, GSPA, Fact 3; Dong, Roth & Su 2022, Corollary 2.13).
     Evaluated as :math:`\varphi(a)[R(a)-R(b)]` with the Mills ratio :math:`R` (see
     ``_log_gdp_delta``): no overflow of :math:`e^\varepsilon`, no cancellation as
     :math:`\mu\to0`, no underflow of :math:`\Phi` before :math:`\delta` itself underflows.
@@ -306,8 +306,8 @@ def _gdp_epsilon_scalar(mu: float, delta: float) -> float:
 
 def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     r"""Smallest :math:`\varepsilon` with :math:`\delta_\mu(\varepsilon)\le\delta` for a
-    :math:`\mu`-GDP mechanism (inverse of :func:`gdp_delta`, seed 001, Fact 3; Dong, Roth & Su
-    2022, Corollary 2.13).
+    :math:`\mu`-GDP mechanism (inverse of :func:`gdp_delta`; Chen, Cao & Ge, GSPA, Fact 3;
+    Dong, Roth & Su 2022, Corollary 2.13).
 
     Upper bound: a root search on the log of the rounded-up :func:`gdp_delta`, then stepped up
     until ``gdp_delta(mu, result) <= delta`` holds in floating point; since that ``gdp_delta``
@@ -363,8 +363,8 @@ def _gdp_mu_scalar(eps: float, delta: float) -> float:
 
 def gdp_mu(eps: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     r"""Largest :math:`\mu` such that :math:`\mu`-GDP implies :math:`(\varepsilon,\delta)`-DP,
-    i.e. the root of :math:`\delta_\mu(\varepsilon)=\delta` (seed 001, Fact 3; increasing in mu;
-    Dong, Roth & Su 2022, Corollary 2.13).
+    i.e. the root of :math:`\delta_\mu(\varepsilon)=\delta` (Chen, Cao & Ge, GSPA, Fact 3;
+    increasing in mu; Dong, Roth & Su 2022, Corollary 2.13).
 
     Lower bound on the admissible mu: a root search in :math:`\ln\mu`, then stepped down until
     ``gdp_delta(result, eps) <= delta`` holds in floating point (relative gap to the exact root

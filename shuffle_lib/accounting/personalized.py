@@ -204,7 +204,7 @@ def personalized_numerical_epsilon(
     r"""Rigorous central :math:`\varepsilon` at ``delta`` from the clone reduction of seed 001,
     Theorem 1, with no asymptotic term: the smallest :math:`\varepsilon` whose divergence, with
     its error bound added, is at most ``delta``, rounded up (certified as
-    :func:`~shuffle_lib.accounting.shuffle.clone_numerical_epsilon` is). Goes beyond the seed,
+    :func:`~shuffle_lib.accounting.shuffle.clone_numerical_epsilon` is). Goes beyond the paper,
     which only uses the Gaussian approximation of this reduction (:func:`gspa_mu`).
 
     With ``target`` an index, the exact value for that user: their own level
