@@ -1,25 +1,25 @@
-r"""Shuffled SGD with personalized Gaussian noise (seed 001, Algorithm 3) for softmax regression.
+r"""Shuffled SGD with personalized Gaussian noise (GSPA, Algorithm 3) for softmax regression.
 
 The model is multinomial logistic regression: weights :math:`W` of shape ``(d + 1, k)`` (the last
 row is the bias), class probabilities :math:`\mathrm{softmax}(xW)`, cross-entropy loss.
 
 Three departures from the algorithm as printed, all needed for its guarantee to mean what it says:
 
-- The seed clips the *average* gradient of a client to norm :math:`C` and then calibrates the noise
+- GSPA clips the *average* gradient of a client to norm :math:`C` and then calibrates the noise
   to sensitivity :math:`2C/m`. Clipping the average does not limit one record's influence to
   :math:`2C/m`; clipping every per-record gradient to :math:`C` before averaging does, so that is
   what :func:`shuffled_personalized_sgd` does.
-- The seed uses the classic calibration :math:`\sigma=\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`,
+- GSPA uses the classic calibration :math:`\sigma=\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`,
   proved only for :math:`\varepsilon<1`, with budgets up to 2. Here the exact (analytic)
   calibration of :func:`shuffle_lib.gaussian_sigma` is used, valid for every
   :math:`\varepsilon`.
-- The seed draws the order of the clients once (line 3) and reuses it in every epoch. Then a
+- GSPA draws the order of the clients once (line 3) and reuses it in every epoch. Then a
   client's updates sit at the same step of every epoch and can be linked across epochs, so the
   epochs are not independent shuffled releases and the :math:`\sqrt T\mu` composition of its
   Theorem 5 has nothing to compose. A fresh order is drawn for every epoch here.
 
 So each noisy client update is :math:`(\varepsilon_i,\delta_i)`-DP for any one record of that
-client. What the shuffled training as a whole guarantees is only the seed's approximation
+client. What the shuffled training as a whole guarantees is only GSPA's approximation
 (Theorem 5, :math:`\sqrt T\mu` from :func:`shuffle_lib.accounting.gspa_mu`): the clone argument
 behind a rigorous accountant needs every user to run the same randomizer, which personalized
 Gaussian noise does not.
@@ -47,7 +47,7 @@ def digits_pca(n_components: int = 10, test_fraction: float = 0.25, seed: int = 
     r"""The 8x8 handwritten digits bundled with scikit-learn (1,797 images, 10 classes; used in
     place of MNIST, which is not available offline), split into a stratified training and test
     part, projected on the first ``n_components`` principal components of the training part and
-    standardized (seed 001 also puts a PCA layer first). Returns
+    standardized (GSPA also puts a PCA layer first). Returns
     ``(train_x, test_x, train_y, test_y)``.
 
     >>> train_x, test_x, train_y, test_y = digits_pca(10)
@@ -139,7 +139,7 @@ def client_noise_scales(
     r"""Gaussian noise scale of every client: the exact calibration
     (:func:`shuffle_lib.gaussian_sigma`, ``"analytic"``) for sensitivity :math:`2C/m` (replacing
     one of the :math:`m` per-record gradients, each of norm at most :math:`C`, moves their mean by
-    at most :math:`2C/m`). Seed 001, Algorithm 3, line 7, with the calibration corrected.
+    at most :math:`2C/m`). GSPA, Algorithm 3, line 7, with the calibration corrected.
 
     >>> bool(client_noise_scales([0.5], 1e-5, 2.0, 10)[0] < gaussian_sigma(0.5, 1e-5, 0.4))
     True
@@ -163,7 +163,7 @@ def shuffled_personalized_sgd(
     n_classes: int | None = None,
     rng: RngLike = None,
 ) -> np.ndarray:
-    r"""Seed 001, Algorithm 3: shuffled SGD where client :math:`i` adds its own Gaussian noise.
+    r"""GSPA, Algorithm 3: shuffled SGD where client :math:`i` adds its own Gaussian noise.
 
     The records are split at random into ``len(eps)`` clients of equal size :math:`m` (left-over
     records are dropped). In every epoch a fresh random order :math:`\pi` of the clients is drawn

@@ -1,6 +1,6 @@
-r"""Populations of personal privacy levels used by seed 001 (Chen, Cao & Ge, GSPA).
+r"""Populations of personal privacy levels used by Chen, Cao & Ge (GSPA).
 
-- Table 2 of the seed (and "Unif 3" of its SGD experiment): :data:`PROFILES`, drawn with
+- Table 2 of GSPA (and "Unif 3" of its SGD experiment): :data:`PROFILES`, drawn with
   :func:`draw_levels`.
 - The conservative / moderate / liberal users of its mean and frequency experiments (fractions
   0.54 / 0.37 / 0.09 after Acquisti & Grossklags 2005): :func:`preference_levels`.
@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
 
-#: Seed 001, Table 2, plus "Unif 3" = U(0.5, 1) from its SGD experiment: name -> description.
+#: GSPA, Table 2, plus "Unif 3" = U(0.5, 1) from its SGD experiment: name -> description.
 PROFILES = {
     "Unif 1": "U(0.01, 1)",
     "Unif 2": "U(0.01, 2)",
@@ -25,7 +25,7 @@ PROFILES = {
 
 def draw_levels(profile: str, n: int, rng: RngLike = None) -> np.ndarray:
     r"""``n`` personal levels :math:`\varepsilon_i` from one of the :data:`PROFILES`
-    (seed 001, Table 2). The mixed profile gives exactly :math:`\lfloor n/2\rfloor` users 0.5, in
+    (GSPA, Table 2). The mixed profile gives exactly :math:`\lfloor n/2\rfloor` users 0.5, in
     random positions.
 
     >>> draw_levels("Constant", 3).tolist()
@@ -50,7 +50,7 @@ def preference_levels(
     rng: RngLike = None,
 ) -> np.ndarray:
     r"""Levels of ``n`` users split at random into conservative, moderate and liberal groups
-    (seed 001, mean and frequency experiments: fractions :math:`f_C, f_M, f_L` = 0.54 / 0.37 /
+    (GSPA, mean and frequency experiments: fractions :math:`f_C, f_M, f_L` = 0.54 / 0.37 /
     0.09 and levels :math:`\varepsilon_C, \varepsilon_M, \varepsilon_L` = 0.1 / 0.5 / 1 by
     default). Group sizes are the rounded fractions (the liberal group takes the remainder).
 

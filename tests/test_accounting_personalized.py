@@ -1,4 +1,4 @@
-"""Personalized shuffling (seed 001): GSPA's mu and where it is not a bound, the exact reduction,
+"""Personalized shuffling (GSPA): GSPA's mu and where it is not a bound, the exact reduction,
 the rigorous accountant, the shuffled-RR floor and the Liu et al. baseline."""
 
 from __future__ import annotations

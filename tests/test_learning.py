@@ -1,4 +1,4 @@
-"""Shuffled personalized SGD (seed 001, Algorithm 3): gradients, clipping, calibration, training."""
+"""Shuffled personalized SGD (GSPA, Algorithm 3): gradients, clipping, calibration, training."""
 
 from __future__ import annotations
 

@@ -1,14 +1,25 @@
-r"""Personalized shuffling (seed 001, Chen, Cao & Ge, GSPA).
+r"""Personalized shuffling (Chen, Cao & Ge, GSPA).
 
 Users choose their own local levels :math:`(\varepsilon_i,\delta_i)`; the shuffled reports are
-*approximately* :math:`\mu`-GDP (seed 001, Theorem 2). Next to that approximation:
+*approximately* :math:`\mu`-GDP (GSPA, Theorem 2). Which statement holds depends on the model:
+in the **user-tied** model each person owns a randomizer (and its level) and the shuffler permutes
+the reports; in the **position-tied** model of GSPA's Definition 6 (Feldman, McMillan & Talwar
+2021's adaptive setting) the randomizers belong to positions and the data are shuffled before
+they are applied. Next to GSPA's approximation:
 
-- :func:`personalized_clone_delta`: the exact divergence of the seed's Theorem 1 reduction;
-- :func:`personalized_numerical_epsilon`: a rigorous bound from that reduction (certified for
-  shuffled binary randomized response with personalized levels, seed 001 Algorithm 2);
+- :func:`personalized_clone_delta`: the exact divergence of GSPA's Theorem 1 reduction;
+- :func:`personalized_numerical_epsilon`: a rigorous bound from that reduction (certified, in the
+  user-tied model, for shuffled binary randomized response with personalized levels whose reports
+  travel without their levels, GSPA Algorithm 2);
+- :func:`clone_reduction_epsilon`: the same reduction with any person-specific clone
+  probabilities, which is what a user-tied model with different randomizers needs;
+- :func:`personalized_laplace_epsilon`: a certified bound for personalized Laplace reports (GSPA
+  Algorithm 1) in the user-tied model, through :func:`laplace_clone_probabilities`;
+- :func:`level_tagged_rr_epsilon`: randomized response whose reports carry their level, where a
+  person hides only among those who share it;
 - :func:`shuffled_personalized_rr_epsilon`: the exact privacy of shuffled personalized randomized
   response on one chosen pair of datasets, a floor that no valid bound can go below;
-- :func:`liu23_epsilon`: the closed-form baseline of Liu et al. (AAAI 2023) that the seed compares
+- :func:`liu23_epsilon`: the closed-form baseline of Liu et al. (AAAI 2023) that GSPA compares
   with.
 """
 
@@ -39,6 +50,7 @@ from shuffle_lib.accounting._binomial import (
     target_count_laws,
 )
 from shuffle_lib.accounting.fdp import gdp_epsilon
+from shuffle_lib.accounting.shuffle import shuffled_rr_exact_epsilon
 
 #: Largest population the personalized accountants take (as levels with counts).
 N_MAX = 10**10
@@ -80,7 +92,7 @@ def _clone_probabilities(levels: np.ndarray, deltas: np.ndarray) -> np.ndarray:
 
 
 def gspa_mu(eps: ArrayLike, delta: ArrayLike = 0.0) -> float:
-    r"""GSPA's :math:`\mu` for per-user levels (seed 001, Theorem 2):
+    r"""GSPA's :math:`\mu` for per-user levels (GSPA, Theorem 2):
 
     .. math::
         \mu = \sqrt{\frac{2}{\sum_{i=1}^n \frac{1-\delta_i}{1+e^{\varepsilon_i}}
@@ -103,7 +115,7 @@ def gspa_mu(eps: ArrayLike, delta: ArrayLike = 0.0) -> float:
 
 def gspa_epsilon(eps: ArrayLike, delta_i: ArrayLike, delta: float) -> float:
     r"""Central :math:`\varepsilon` at target ``delta`` implied by GSPA's :math:`\mu`
-    (:func:`gspa_mu`) through the GDP conversion of seed 001, Fact 3
+    (:func:`gspa_mu`) through the GDP conversion of GSPA, Fact 3
     (:func:`shuffle_lib.accounting.gdp_epsilon`). Inherits the approximation of :func:`gspa_mu`.
 
     >>> round(gspa_epsilon([4.0] * 1000, 0.0, 1e-6), 2)
@@ -115,7 +127,7 @@ def gspa_epsilon(eps: ArrayLike, delta_i: ArrayLike, delta: float) -> float:
 def personalized_clone_delta(
     eps: float, eps_i: ArrayLike, delta_i: ArrayLike, target: int
 ) -> float:
-    r"""Exact :math:`\delta(\varepsilon)` of the reduction of seed 001, Theorem 1, for user
+    r"""Exact :math:`\delta(\varepsilon)` of the reduction of GSPA, Theorem 1, for user
     ``target``, plus the mass of the tails left out (an upper bound for the reduction).
 
     Every other user :math:`i` adds :math:`\mathrm{MultiBern}(p_i,p_i,1-2p_i)` with
@@ -129,7 +141,7 @@ def personalized_clone_delta(
 
     What this certifies: for binary randomized response with personalized levels the reduction
     holds exactly (a uniform bit, sent with probability :math:`2/(e^{\varepsilon_i}+1)`, is an even
-    mixture of the target's two output laws), so the value bounds the shuffled protocol (seed 001,
+    mixture of the target's two output laws), so the value bounds the shuffled protocol (GSPA,
     Algorithm 2). For general or user-specific randomizers (personalized Laplace or Gaussian) the
     clone decomposition is not established and nothing is certified.
 
@@ -161,12 +173,12 @@ def personalized_clone_delta(
 def sample_personalized_reduction(
     eps_i: ArrayLike, delta_i: ArrayLike, target: int, size: int, rng: RngLike = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Draw ``size`` samples of the pair :math:`(\rho_0,\rho_1)` of seed 001, Theorem 1
+    r"""Draw ``size`` samples of the pair :math:`(\rho_0,\rho_1)` of GSPA, Theorem 1
     (equations 12-13) for user ``target``: each row holds the numbers of "0" and "1" symbols
     (clones of the target's two output laws). Every other user draws symbol 0 or 1 with
     probability :math:`(1-\delta_i)/(1+e^{\varepsilon_i})` each, independently (simulated user by
     user, not from the Poisson-binomial of :func:`personalized_clone_delta`, so the two can check
-    each other); the target adds (1, 0) or (0, 1) as the seed states, swapped under
+    each other); the target adds (1, 0) or (0, 1) as GSPA states, swapped under
     :math:`\rho_1`, and nothing with probability :math:`\delta_t`.
 
     >>> first, second = sample_personalized_reduction([1.0, 0.5, 2.0], 0.0, 0, size=4, rng=0)
@@ -201,7 +213,7 @@ def personalized_numerical_epsilon(
     eps_i: ArrayLike, delta_i: ArrayLike, delta: float, target: int | None = None,
     counts: ArrayLike | None = None,
 ) -> float:
-    r"""Rigorous central :math:`\varepsilon` at ``delta`` from the clone reduction of seed 001,
+    r"""Rigorous central :math:`\varepsilon` at ``delta`` from the clone reduction of GSPA,
     Theorem 1, with no asymptotic term: the smallest :math:`\varepsilon` whose divergence, with
     its error bound added, is at most ``delta``, rounded up (certified as
     :func:`~shuffle_lib.accounting.shuffle.clone_numerical_epsilon` is). Goes beyond the paper,
@@ -224,16 +236,17 @@ def personalized_numerical_epsilon(
     targets, and equal to it when all levels are equal.
 
     Treatment of :math:`\delta_i`: with probability :math:`\delta_t` the target's report falls in
-    the part of Lemma 4's decomposition where the two inputs are told apart for sure; the seed's
+    the part of Lemma 4's decomposition where the two inputs are told apart for sure; GSPA's
     pair (12)-(13) makes that branch indistinguishable instead (see
     :func:`personalized_clone_delta`). Here it is counted as exposed, so the bound adds
     :math:`\delta_t` and ``delta`` must exceed every :math:`\delta_i`.
 
-    What is certified: shuffled binary randomized response with personalized levels
-    (:math:`\delta_i=0`; seed 001, Algorithm 2), where every other user's report contains exact
+    What is certified: shuffled binary randomized response with personalized levels in the
+    user-tied model, reports forwarded without their levels
+    (:math:`\delta_i=0`; GSPA, Algorithm 2), where every other user's report contains exact
     clones (a uniform bit is an even mixture of the target's two output laws). For other or
     user-specific randomizers (personalized Laplace or Gaussian, Algorithms 1 and 3) the clone
-    decomposition of seed 001, Lemma 1 is not established, and neither is this bound.
+    decomposition of GSPA, Lemma 1 is not established, and neither is this bound.
 
     >>> eps_i = np.linspace(0.5, 1.0, 2000)
     >>> bound = personalized_numerical_epsilon(eps_i, 0.0, 1e-6)
@@ -316,6 +329,137 @@ def clone_reduction_epsilon(
     return certified_epsilon(reduction.bound, level, delta_val)
 
 
+def laplace_clone_probabilities(target_eps: float, eps_i: ArrayLike) -> np.ndarray:
+    r"""For personalized Laplace reports :math:`y_j=x_j+\mathrm{Lap}(\Delta/\varepsilon_j)`,
+    values in an interval of length :math:`\Delta` (Chen, Cao & Ge, GSPA Algorithm 1), a
+    probability :math:`r_j` with which person :math:`j`'s report is a clone of a target's report
+    at level :math:`\varepsilon_t` (``target_eps``), whatever the data:
+
+    .. math::
+        r_j = \frac{\varepsilon_j}{\varepsilon_t}\,e^{-\varepsilon_j}
+        \quad\text{if } \varepsilon_j\le\varepsilon_t, \qquad r_j = 0 \text{ otherwise.}
+
+    Why: with :math:`b=\Delta/\varepsilon`, the density ratio of person :math:`j`'s report to the
+    target's on input :math:`x^0` is
+    :math:`(b_t/b_j)\exp(|y-x^0|/b_t-|y-x_j|/b_j)`; since :math:`|y-x_j|\le|y-x^0|+\Delta` and
+    :math:`b_t\le b_j`, the exponent is at least :math:`-\Delta/b_j=-\varepsilon_j`. The same holds
+    for :math:`x^1`, so :math:`j`'s law dominates :math:`r_j` times the even mixture of the target's
+    two laws, which is what the clone reduction needs (:func:`clone_reduction_epsilon`). A less
+    noisy person (:math:`\varepsilon_j>\varepsilon_t`) has lighter tails than the target, the
+    ratio tends to 0 far out, and no clone weight is possible. The bound is not tight (it is
+    smaller than the exact infimum for well-separated inputs), which only makes the resulting
+    epsilon larger. Not in GSPA, whose Lemma 1 asserts the clone weight
+    :math:`2/(1+e^{\varepsilon_j})` for every randomizer.
+
+    >>> laplace_clone_probabilities(1.0, [1.0, 0.5, 2.0]).round(4).tolist()
+    [0.3679, 0.3033, 0.0]
+    """
+    level = float(check_epsilon(target_eps, "target_eps", positive=True))
+    levels = np.atleast_1d(check_epsilon(eps_i, "eps_i", positive=True))
+    if levels.ndim != 1:
+        raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
+    return np.where(levels <= level, levels / level * np.exp(-levels), 0.0)
+
+
+def personalized_laplace_epsilon(
+    eps_i: ArrayLike, delta: float, counts: ArrayLike | None = None
+) -> float:
+    r"""Certified central :math:`\varepsilon` at ``delta`` for shuffled personalized Laplace
+    reports (GSPA Algorithm 1) in the **user-tied** model: person :math:`j` owns the randomizer
+    :math:`x_j+\mathrm{Lap}(\Delta/\varepsilon_j)`, the shuffler forwards the reports without
+    their levels, and the analyst may know everything else (every level, every other datum).
+
+    For each distinct level :math:`\varepsilon_t` as the target's, the other people's clone
+    probabilities are :func:`laplace_clone_probabilities` and the reduction is evaluated by
+    :func:`clone_reduction_epsilon` (target: binary randomized response at :math:`\varepsilon_t`,
+    which every pure :math:`\varepsilon_t`-LDP pair is a post-processing of); the result is the
+    largest over targets. It never exceeds the largest level. ``counts`` (optional) gives the
+    number of people holding each entry of ``eps_i``. Cost: one evaluation per distinct level.
+
+    >>> levels = np.repeat([0.1, 0.5, 1.0], [5_400, 3_700, 900])
+    >>> value = personalized_laplace_epsilon(levels, 1e-6)
+    >>> bool(0.0 < value < 1.0)
+    True
+    """
+    levels = np.atleast_1d(check_epsilon(eps_i, "eps_i", positive=True))
+    if levels.ndim != 1:
+        raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
+    sizes = (np.ones(levels.size, dtype=np.int64) if counts is None
+             else _level_counts(counts, levels))
+    distinct, where = np.unique(levels, return_inverse=True)
+    people = np.bincount(where, weights=sizes, minlength=distinct.size).astype(np.int64)
+    if int(people.sum()) < 2:
+        raise ValueError(f"need at least 2 people, got {int(people.sum())}")
+    delta_val = float(check_delta(delta, allow_zero=False))
+    worst = 0.0
+    for index in np.flatnonzero(people > 0):
+        others = people.copy()
+        others[index] -= 1  # the target is not part of its own blanket
+        probs = laplace_clone_probabilities(float(distinct[index]), distinct)
+        worst = max(worst, clone_reduction_epsilon(float(distinct[index]), probs, delta_val,
+                                                   counts=others))
+    return worst
+
+
+def _single_rr_epsilon(level: float, delta: float) -> float:
+    """Exact epsilon at delta of one binary randomized-response report at ``level``:
+    delta(eps) = (e^level - e^eps) / (1 + e^level), solved for eps in log space."""
+    # e^eps = e^level (1 - delta) - delta = e^level (1 - delta - delta e^-level)
+    inner = 1.0 - delta - delta * np.exp(-level)
+    if inner <= 0.0:
+        return 0.0
+    return max(0.0, level + float(np.log(inner)))
+
+
+def level_tagged_rr_epsilon(
+    eps_i: ArrayLike, delta: float, counts: ArrayLike | None = None, floor: bool = False
+) -> float:
+    r"""Shuffled personalized binary randomized response (GSPA Algorithm 2) when every report
+    **travels with its sender's level** and levels belong to people (user-tied model).
+
+    The analyst then sees, for every distinct level, how many reports at that level are ones; the
+    reports at other levels do not depend on the target's bit. So the target hides only among the
+    :math:`n_\ell` people who share its level :math:`\ell`, and the central epsilon is the largest,
+    over levels, of shuffled randomized response among :math:`n_\ell` people at level :math:`\ell`;
+    a level held by one person gives no amplification at all (exactly the epsilon of a single
+    report, about :math:`\ell`). GSPA (its Figure 1) shuffles levels and outputs separately,
+    which avoids this; the estimator needs only the sum of the levels' terms.
+
+    ``floor=False`` (default): a certified upper bound, per level the clone reduction
+    (:func:`personalized_numerical_epsilon` with one level), rounded up. ``floor=True``: a lower
+    bound, per level the exact privacy of shuffled randomized response on the worst of the
+    compositions :func:`~shuffle_lib.accounting.shuffle.shuffled_rr_exact_epsilon` tries, rounded
+    down. ``counts`` (optional) gives the number of people holding each entry of ``eps_i``.
+
+    >>> levels = np.repeat([0.1, 0.5, 1.0], [5_400, 3_700, 900])
+    >>> tagged = level_tagged_rr_epsilon(levels, 1e-6, floor=True)
+    >>> bool(tagged > personalized_numerical_epsilon(levels, 0.0, 1e-6))
+    True
+    """
+    levels = np.atleast_1d(check_epsilon(eps_i, "eps_i"))
+    if levels.ndim != 1:
+        raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
+    sizes = (np.ones(levels.size, dtype=np.int64) if counts is None
+             else _level_counts(counts, levels))
+    delta_val = float(check_delta(delta, allow_zero=False))
+    distinct, where = np.unique(levels, return_inverse=True)
+    people = np.bincount(where, weights=sizes, minlength=distinct.size).astype(np.int64)
+    worst = 0.0
+    for level, group in zip(distinct, people, strict=True):
+        if group == 0 or float(level) <= worst:
+            continue  # a group's epsilon never exceeds its level
+        if group == 1:
+            single = _single_rr_epsilon(float(level), delta_val)
+            value = float(np.nextafter(single, 0.0 if floor else np.inf))
+        elif floor:
+            value = shuffled_rr_exact_epsilon(float(level), int(group), delta_val)
+        else:
+            value = personalized_numerical_epsilon([float(level)], 0.0, delta_val,
+                                                   counts=[int(group)])
+        worst = max(worst, min(value, float(level)))
+    return worst
+
+
 def _others_bits(others_bits: ArrayLike | None, n: int) -> np.ndarray:
     if others_bits is None:
         return np.zeros(n, dtype=bool)
@@ -345,7 +489,7 @@ def shuffled_personalized_rr_delta(
     eps: ArrayLike, eps_i: ArrayLike, target: int, others_bits: ArrayLike | None = None
 ) -> np.ndarray | float:
     r"""Exact :math:`\delta(\varepsilon)` of shuffled binary randomized response with personalized
-    levels (seed 001, Algorithm 2) for one pair of neighbouring datasets: user ``target`` holds 1
+    levels (GSPA, Algorithm 2) for one pair of neighbouring datasets: user ``target`` holds 1
     or 0, the others hold ``others_bits`` (default: all 0; the target's entry is ignored).
 
     The shuffled reports are summarized without loss by their number of ones, whose law is
@@ -393,7 +537,7 @@ def shuffled_personalized_rr_epsilon(
 
 def liu23_epsilon(eps_i: ArrayLike, delta: float) -> float:
     r"""Closed-form baseline of Liu, Zhao, Xiong, Liu & Chen, *Echo of Neighbors* (AAAI 2023),
-    the personalized bound that seed 001 compares with ([Liu23]).
+    the personalized bound that GSPA compares with ([Liu23]).
 
     With :math:`\varepsilon_1=\max_i\varepsilon_i` the target and
     :math:`g(\varepsilon)=(1-e^{-\varepsilon})/\varepsilon`, each other user :math:`i` "echoes"
@@ -441,7 +585,7 @@ def liu23_epsilon(eps_i: ArrayLike, delta: float) -> float:
 def gspa_normal_approximation_error(
     eps0: float, n: int, delta0: float = 0.0
 ) -> tuple[float, float]:
-    r"""How far the clone counts of seed 001 are from the Gaussian that Theorem 2 replaces them
+    r"""How far the clone counts of GSPA are from the Gaussian that Theorem 2 replaces them
     with (its Lemma 2 and equation 14), for equal levels :math:`(\varepsilon_0,\delta_0)`.
 
     The :math:`m=n-1` other users give :math:`(\xi_0,\xi_1)\sim\sum^m
@@ -449,10 +593,10 @@ def gspa_normal_approximation_error(
     :math:`P(\xi_0=k_0,\xi_1=k_1)=\mathrm{Bin}(k_0+k_1;m,p)\,\mathrm{Bin}(k_0;k_0+k_1,1/2)`. The
     Gaussian with the same mean and covariance is discretized by giving each lattice point the
     mass :math:`h(k_0,k_1)` of its unit cell :math:`[k_0\pm\frac12]\times[k_1\pm\frac12]` (the
-    seed prints a quarter cell, whose masses cannot sum to one), computed by 8-point
+    GSPA prints a quarter cell, whose masses cannot sum to one), computed by 8-point
     Gauss-Legendre quadrature over :math:`k_1` of the conditional normal law of :math:`\xi_0`.
 
-    Returns ``(pointwise, total_variation)``: the seed's quantity
+    Returns ``(pointwise, total_variation)``: GSPA's quantity
     :math:`\sup_{k}\lvert P(k)-h(k)\rvert` of equation (14), and the total-variation distance
     :math:`\tfrac12\sum_k\lvert P(k)-h(k)\rvert` (plus half the mass left outside the grid) that the
     proof of Theorem 2 actually subtracts, twice, from the trade-off function.
