@@ -50,9 +50,11 @@ def preference_levels(
     rng: RngLike = None,
 ) -> np.ndarray:
     r"""Levels of ``n`` users split at random into conservative, moderate and liberal groups
-    (GSPA, mean and frequency experiments: fractions :math:`f_C, f_M, f_L` = 0.54 / 0.37 /
-    0.09 and levels :math:`\varepsilon_C, \varepsilon_M, \varepsilon_L` = 0.1 / 0.5 / 1 by
-    default). Group sizes are the rounded fractions (the liberal group takes the remainder).
+    (GSPA, mean and frequency experiments: fractions
+    :math:`f_{\mathrm{con}}, f_{\mathrm{mod}}, f_{\mathrm{lib}}` = 0.54 / 0.37 / 0.09 and levels
+    :math:`\varepsilon_{\mathrm{con}}, \varepsilon_{\mathrm{mod}}, \varepsilon_{\mathrm{lib}}` =
+    0.1 / 0.5 / 1 by default). Group sizes are the rounded fractions (the liberal group takes
+    the remainder).
 
     >>> np.bincount(np.searchsorted([0.1, 0.5, 1.0], preference_levels(100, rng=0))).tolist()
     [54, 37, 9]

@@ -1,4 +1,5 @@
-"""Sample-complexity formulas of seed 004 and its 'plug in the amplified epsilon' argument."""
+"""Sample-complexity formulas quoted by Canonne (2021) and its 'plug in the amplified epsilon'
+argument."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from shuffle_lib.sample_complexity import (
     learning_ldp,
     learning_shuffle,
     plugged_sample_complexity,
+    uniformity_testing_central,
     uniformity_testing_ldp,
+    uniformity_testing_nonprivate,
     uniformity_testing_shuffle,
 )
 
@@ -27,9 +30,9 @@ def _slope(xs: np.ndarray, ys: np.ndarray) -> float:
         ("testing-private-coin", lambda k: uniformity_testing_shuffle(k, 0.5, 0.05, 1e-6), 0.75),
     ],
 )
-def test_plugging_the_amplified_epsilon_gives_the_seeds_growth_in_k(task, closed_form, exponent):
+def test_plugging_the_amplified_epsilon_gives_the_closed_form_growth(task, closed_form, exponent):
     # in the privacy-dominated regime (small eps, moderate alpha) the fixed point solved
-    # numerically grows in k like the closed form the seed derives by hand
+    # numerically grows in k like the closed form Canonne (2021) derives by hand
     ks = np.geomspace(1e3, 1e5, 9)
     plugged = np.array([plugged_sample_complexity(k, 0.5, 0.05, 1e-6, task) for k in ks])
     assert _slope(ks, plugged) == pytest.approx(exponent, abs=0.08)
@@ -55,6 +58,82 @@ def test_public_coin_testing_is_cheaper() -> None:
                   < uniformity_testing_shuffle(ks, 0.3, 0.5, 1e-6))
 
 
+# exponents of (k, alpha, eps) in the four terms of the central testing rate
+CENTRAL_TERMS = {
+    "non-private sqrt(k)/alpha^2": (0.5, -2.0, 0.0),
+    "sqrt(k)/(alpha sqrt(eps))": (0.5, -1.0, -0.5),
+    "k^(1/3)/(alpha^(4/3) eps^(2/3))": (1 / 3, -4 / 3, -2 / 3),
+    "1/(alpha eps)": (0.0, -1.0, -1.0),
+}
+
+
+@pytest.mark.parametrize(
+    ("term", "point"),
+    [
+        # each point puts one term at least 100 times above each of the three others
+        ("non-private sqrt(k)/alpha^2", (100.0, 1e-2, 1e3)),
+        ("sqrt(k)/(alpha sqrt(eps))", (1e20, 1.0, 1e-4)),
+        ("k^(1/3)/(alpha^(4/3) eps^(2/3))", (1e18, 1e-6, 1e-18)),
+        ("1/(alpha eps)", (1.0, 1.0, 1e-6)),
+    ],
+)
+def test_central_testing_rate_follows_its_dominant_term(term, point) -> None:
+    exponents = np.array(CENTRAL_TERMS[term])
+    k, alpha, eps = point
+    dominant = float(np.prod(np.array(point) ** exponents))
+    value = uniformity_testing_central(k, alpha, eps)
+    assert 1.0 < value / dominant < 1.03  # the three other terms add at most 3 x 1%
+    # local log-log slopes in k, alpha and eps are the dominant term's exponents (step down, so
+    # that alpha stays in (0, 1])
+    step = 1e-3
+    for axis in range(3):
+        moved = np.array(point)
+        moved[axis] *= np.exp(-step)
+        slope = np.log(uniformity_testing_central(*moved) / value) / -step
+        assert slope == pytest.approx(exponents[axis], abs=0.03)
+
+
+def test_central_testing_rate_is_monotone_and_tends_to_the_non_private_rate() -> None:
+    grid = np.geomspace(1e-3, 1e3, 40)
+    assert np.all(np.diff(uniformity_testing_central(np.geomspace(2, 1e9, 40), 0.2, 0.5)) > 0)
+    assert np.all(np.diff(uniformity_testing_central(1e4, np.geomspace(1e-3, 1, 40), 0.5)) < 0)
+    assert np.all(np.diff(uniformity_testing_central(1e4, 0.2, grid)) < 0)
+    ks = np.geomspace(10, 1e8, 8)
+    no_privacy = uniformity_testing_nonprivate(ks, 0.1)
+    assert np.all(uniformity_testing_central(ks, 0.1, 1e-3) > no_privacy)
+    assert np.allclose(uniformity_testing_central(ks, 0.1, 1e12), no_privacy, rtol=1e-4)
+
+
+def test_central_testing_never_costs_more_than_shuffled_testing() -> None:
+    # each privacy term of the central rate is at most the larger of the shuffled private-coin
+    # rate's two terms (sqrt(k)/alpha^2 and k^(3/4)/(alpha eps)), hence the factor 3 once
+    # ln(1/delta) >= 1; against the public-coin rate the factor is 2
+    k, alpha, eps, delta = np.meshgrid(
+        np.geomspace(1, 1e12, 13),
+        np.geomspace(1e-4, 1, 9),
+        np.geomspace(1e-6, 50, 12),
+        [np.exp(-1), 1e-6, 1e-15],
+        indexing="ij",
+    )
+    central = uniformity_testing_central(k, alpha, eps)
+    private = uniformity_testing_shuffle(k, alpha, eps, delta)
+    public = uniformity_testing_shuffle(k, alpha, eps, delta, public_coin=True)
+    assert np.all(np.isfinite(central))
+    assert np.all(central <= 3 * private)
+    assert np.all(central <= 2 * public)
+    # where the non-private term dominates both rates they agree, log factor and all
+    assert uniformity_testing_shuffle(100, 1e-4, 1.0, 1e-6) == pytest.approx(
+        uniformity_testing_central(100, 1e-4, 1.0), rel=0.01
+    )
+    # but in the privacy-dominated regime the shuffled private-coin tester pays a factor
+    # growing like k^(1/4) sqrt(ln(1/delta))
+    ks = np.geomspace(1e8, 1e12, 5)
+    ratio = uniformity_testing_shuffle(ks, 0.5, 0.01, 1e-6) / uniformity_testing_central(
+        ks, 0.5, 0.01
+    )
+    assert _slope(ks, ratio) == pytest.approx(0.25, abs=0.02)
+
+
 def test_heuristic_local_epsilon_regimes() -> None:
     small = heuristic_local_epsilon(0.01, 1000, 1e-6)  # r < 1: eps sqrt(n / ln(1/delta))
     assert small == pytest.approx(0.01 * np.sqrt(1000 / np.log(1e6)))
@@ -69,6 +148,12 @@ def test_heuristic_local_epsilon_regimes() -> None:
         (lambda: learning_central(-1, 0.1, 1.0), "k must be finite and > 0"),
         (lambda: learning_shuffle(10, 0.1, 0.0, 1e-6), "eps"),
         (lambda: plugged_sample_complexity(10, 0.1, 1.0, 1e-6, task="counting"), "task"),
+        (lambda: uniformity_testing_central(10, 0.0, 1.0), "alpha"),
+        (lambda: uniformity_testing_central(10, 1.01, 1.0), "alpha must lie in"),
+        (lambda: uniformity_testing_central(0, 0.1, 1.0), "k must be finite and > 0"),
+        (lambda: uniformity_testing_central(10, 0.1, 0.0), "eps must be finite and > 0"),
+        (lambda: uniformity_testing_central(10, 0.1, np.inf), "eps"),
+        (lambda: uniformity_testing_central(10, 0.1, np.nan), "eps must not contain NaN"),
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
