@@ -14,7 +14,8 @@ from shuffle_lib.dsigma import (
 )
 from shuffle_lib.permutations import kendall_tau_distance, mallows_sample
 
-# the seed's regime: alpha = 4, Kendall sensitivity w (w + 1) / 2 for widths 10 to 1000
+# the regime of Meehan et al. (2022): alpha = 4, Kendall sensitivity w (w + 1) / 2 for widths
+# 10 to 1000
 THETAS = {w: 4.0 / (w * (w + 1) / 2) for w in (10, 1000)}
 _RNG = np.random.default_rng(0)
 _BIG = _RNG.permutation(10**6)

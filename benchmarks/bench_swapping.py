@@ -1,5 +1,5 @@
-"""The Permutation Algorithm (seed 003) against its floor, one uniform permutation of the same
-number of records (goal: within 10x, i.e. a speed-up column above 0.1)."""
+"""The Permutation Algorithm (Bailie, Gong & Meng 2023) against its floor, one uniform permutation
+of the same number of records (goal: within 10x, i.e. a speed-up column above 0.1)."""
 
 from __future__ import annotations
 

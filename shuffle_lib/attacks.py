@@ -1,4 +1,4 @@
-r"""Inference attacks and learnability on shuffled LDP data (seed 000, Section 5).
+r"""Inference attacks and learnability on shuffled LDP data (Meehan et al. 2022, Section 5).
 
 Reports are released in some order ``o`` (``z = y[o]``): the identity for plain LDP, a uniform
 permutation for the shuffle model, or a draw of :class:`shuffle_lib.dsigma.DSigmaMechanism`.
@@ -37,8 +37,8 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
                       rng: RngLike = None) -> np.ndarray:
     r"""For every person, the ``k`` *other* people within distance ``r`` of their public ``t``
     who are most similar in the privileged ``t_p`` (random ones when ``t_p`` is None): the
-    attacker's sources (seed 000, Section 5). Returns an ``(n, k)`` index array padded with -1
-    where fewer than ``k`` people are close enough. Vectorized over people (padded candidate
+    attacker's sources (Meehan et al. 2022, Section 5). Returns an ``(n, k)`` index array padded
+    with -1 where fewer than ``k`` people are close enough. Vectorized over people (padded candidate
     lists), no distance matrix.
 
     >>> attack_neighbours([0.0, 1.0, 5.0], r=2.0, k=2).tolist()
@@ -87,7 +87,7 @@ def vulnerability_rate(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, e
                        rng: RngLike = None) -> float:
     r""":math:`\rho`: the fraction of people whose value the majority-vote attack recovers in at
     least ``threshold`` of ``resamples`` fresh draws of the k-ary randomized-response reports, all
-    released in the same ``order`` (seed 000, Section 5: 50 resamples, 90%).
+    released in the same ``order`` (Meehan et al. 2022, Section 5: 50 resamples, 90%).
 
     >>> x = np.zeros(30, dtype=int)
     >>> sources = attack_neighbours(np.arange(30.0), r=3.0, k=5)
@@ -120,7 +120,7 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
                             at: ArrayLike | None = None) -> np.ndarray:
     r"""A gradient-boosted classifier calibrated with Platt scaling, trained to predict the
     released value at position ``j`` from ``t_j``; its class probabilities at every ``t_i``, or
-    at the points ``at`` (seed 000, Section 5, Cal). With ``eps`` given, the k-ary
+    at the points ``at`` (Meehan et al. 2022, Section 5, Cal). With ``eps`` given, the k-ary
     randomized-response channel is inverted (and the result clipped and renormalized), so the
     prediction is for the true values rather than the noisy ones."""
     points = _as_2d(t)
@@ -140,8 +140,8 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
 def granularity_accuracy(probs: ArrayLike, x: ArrayLike, block: int) -> float:
     """Accuracy of the most likely coarse class when labels are merged in consecutive blocks of
     ``block`` (label ``c`` becomes ``c // block``): the probabilities of each block are added
-    first. For the synthetic set, blocks 1, 2 and 4 are the 8-, 4- and 2-way tasks of the seed's
-    Figure 5.
+    first. For the synthetic set, blocks 1, 2 and 4 are the 8-, 4- and 2-way tasks of
+    Figure 5 of Meehan et al. (2022).
 
     >>> granularity_accuracy([[0.3, 0.3, 0.4, 0.0]], [0], 2)
     1.0
@@ -157,7 +157,7 @@ def granularity_accuracy(probs: ArrayLike, x: ArrayLike, block: int) -> float:
 
 def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int) -> np.ndarray:
     """Empirical distribution of the true values among everybody within ``r`` of each ``t_i``
-    (the seed's ground truth E(t_i))."""
+    (the ground truth E(t_i) of Meehan et al. 2022)."""
     values = np.asarray(x)
     owners, members = _neighbour_pairs(_as_2d(t), r)
     counts = np.zeros((values.size, n_categories))
@@ -169,8 +169,8 @@ def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_cat
                        eps: float | None = None, rng: RngLike = None) -> float:
     r""":math:`\lambda(r)`: the mean total-variation distance between the calibrated model's
     prediction (:func:`predicted_distributions`) and the local truth within ``r``
-    (:func:`local_distributions`), divided by the same error of the uniform guess (seed 000,
-    Section 5). 0 is perfect; 1 is no better than knowing nothing.
+    (:func:`local_distributions`), divided by the same error of the uniform guess (Meehan et al.
+    2022, Section 5). 0 is perfect; 1 is no better than knowing nothing.
 
     >>> t = np.repeat([0.0, 10.0], 100); x = np.repeat([0, 1], 100)
     >>> bool(learnability_error(t, x, x, 1.0, 2, rng=0) < 0.1)
@@ -183,7 +183,8 @@ def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_cat
 def relative_tv_error(predicted: ArrayLike, truth: ArrayLike) -> float:
     r"""Mean total variation between rows of ``predicted`` and ``truth``, divided by the mean
     total variation between ``truth`` and the uniform distribution: the normalization of
-    :math:`\lambda` (seed 000, Section 5), for predictions made once and scored at several radii.
+    :math:`\lambda` (Meehan et al. 2022, Section 5), for predictions made once and scored at several
+    radii.
 
     >>> relative_tv_error([[0.5, 0.5]], [[1.0, 0.0]])
     1.0
@@ -199,7 +200,7 @@ def relative_tv_error(predicted: ArrayLike, truth: ArrayLike) -> float:
 
 
 def knn_reconstruction(t: ArrayLike, z: ArrayLike, n_neighbors: int = 15) -> np.ndarray:
-    """The classifier attack of the seed's Figure 1 (there a Gaussian process; here k-nearest
+    """The classifier attack of Meehan et al.'s Figure 1 (there a Gaussian process; here k-nearest
     neighbours): predict each person's value from the released values at the positions nearest to
     them in public space."""
     from sklearn.neighbors import KNeighborsClassifier

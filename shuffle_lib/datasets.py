@@ -1,9 +1,11 @@
 r"""Data for the experiments; nothing is downloaded at run time.
 
-- d_sigma (seed 000, Section 5): the synthetic three-granularity set, households with a
-  fine-scale correlation (the seed's motivating example), and a survey bundled with statsmodels.
-- Swapping (seed 003): the 1940 Massachusetts dwelling-ownership counts by county (the seed's
-  Table 2, shipped as a CSV next to this module) and household microdata rebuilt from them.
+- d_sigma (Meehan, Roy-Chowdhury, Chaudhuri & Jha 2022, Section 5): the synthetic three-granularity
+  set, households with a fine-scale correlation (the paper's motivating example), and a survey
+  bundled with statsmodels.
+- Swapping (Bailie, Gong & Meng 2023, talk slides): the 1940 Massachusetts dwelling-ownership
+  counts by county (the slides' Table 2, shipped as a CSV next to this module) and household
+  microdata rebuilt from them.
 """
 
 from __future__ import annotations
@@ -32,12 +34,12 @@ class PublicPrivateData:
 
 
 def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> PublicPrivateData:
-    r"""The seed's synthetic set (Figure 1): 2-D public positions and 8 private labels at three
-    granularities. Two clusters ("warm" and "cool", 4 units apart), two interleaved crescents in
-    each, and a light and a dark half along each crescent; label
-    :math:`x = 4c + 2m + h` (cluster :math:`c`, crescent :math:`m`, half :math:`h`), so
-    ``x // 4``, ``x // 2`` and ``x`` are the 2-, 4- and 8-way classification targets. Positions get
-    Gaussian noise of scale ``noise``.
+    r"""The synthetic set of Meehan et al. (2022, Figure 1): 2-D public positions and 8 private
+    labels at three granularities. Two clusters ("warm" and "cool", 4 units apart), two interleaved
+    crescents in each, and a light and a dark half along each crescent; label
+    :math:`x = 4c + 2m + h` (cluster :math:`c`, crescent :math:`m`, half :math:`h`), so ``x // 4``,
+    ``x // 2`` and ``x`` are the 2-, 4- and 8-way classification targets. Positions get Gaussian
+    noise of scale ``noise``.
 
     >>> data = synthetic_clusters(800, rng=0)
     >>> data.t.shape, sorted(set(data.x.tolist())) == list(range(8))
@@ -61,12 +63,12 @@ def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> Publ
 
 def synthetic_households(n_households: int, size: int = 5, rng: RngLike = None
                          ) -> PublicPrivateData:
-    r"""Households on a line, the seed's motivating example (Section 1: Alice and her household).
-    Household :math:`h` lives at a uniform position :math:`u_h\in[0,1]`; its ``size`` members
-    share that public position and one binary value, drawn as
-    :math:`\mathrm{Bern}(p(u_h))` with the smooth local trend
-    :math:`p(u)=0.5+0.4\sin(4\pi u)`. An analyst wants :math:`p`; an attacker who knows who
-    lives together exploits the household effect, which is much stronger than the trend.
+    r"""Households on a line, the motivating example of Meehan et al. (2022, Section 1: Alice and
+    her household). Household :math:`h` lives at a uniform position :math:`u_h\in[0,1]`; its
+    ``size`` members share that public position and one binary value, drawn as
+    :math:`\mathrm{Bern}(p(u_h))` with the smooth local trend :math:`p(u)=0.5+0.4\sin(4\pi u)`. An
+    analyst wants :math:`p`; an attacker who knows who lives together exploits the household effect,
+    which is much stronger than the trend.
 
     >>> data = synthetic_households(3, size=2, rng=0)
     >>> data.t.shape, bool(data.x[0] == data.x[1])
@@ -108,18 +110,19 @@ def anes96() -> PublicPrivateData:
                              "income (privileged)")
 
 
-MASSACHUSETTS_1940_TWO_PERSON = 264_331  # seed 003, Table 1: b, the two-person households
-# Assumed shares of the other household sizes (1, 3, 4, ..., 10); the seed gives only b. Any
+# Bailie, Gong & Meng 2023, Table 1: b, the two-person households
+MASSACHUSETTS_1940_TWO_PERSON = 264_331
+# Assumed shares of the other household sizes (1, 3, 4, ..., 10); the slides give only b. Any
 # choice keeping every other size below b gives the same budget; see the docstring below.
 MASSACHUSETTS_1940_OTHER_SIZE_SHARES = {1: 0.085, 3: 0.225, 4: 0.18, 5: 0.12, 6: 0.07, 7: 0.04,
                                         8: 0.022, 9: 0.012, 10: 0.015}
 
 
 def massachusetts_1940_tenure() -> pd.DataFrame:
-    """Dwelling ownership by county, Massachusetts, 1940 Census full count (seed 003, Table 2):
-    columns ``county``, ``owned``, ``rented`` (the original counts, 1,144,424 dwellings) and
-    ``owned_swapped``, ``rented_swapped`` (the seed's one run of the Permutation Algorithm at
-    p = 50%). Shipped as ``shuffle_lib/data/massachusetts_1940_tenure.csv``.
+    """Dwelling ownership by county, Massachusetts, 1940 Census full count (Bailie, Gong & Meng
+    2023, Table 2): columns ``county``, ``owned``, ``rented`` (the original counts, 1,144,424
+    dwellings) and ``owned_swapped``, ``rented_swapped`` (the slides' one run of the Permutation
+    Algorithm at p = 50%). Shipped as ``shuffle_lib/data/massachusetts_1940_tenure.csv``.
 
     >>> table = massachusetts_1940_tenure()
     >>> int(table[["owned", "rented"]].to_numpy().sum())
@@ -143,17 +146,18 @@ def _household_size_counts(total: int) -> dict[int, int]:
 
 
 def massachusetts_1940_households(rng: RngLike = None) -> pd.DataFrame:
-    r"""One row per household reproducing the seed's 1940 Massachusetts county x tenure counts
-    exactly (seed 003, Table 2), with columns ``state`` ("MA"), ``county``, ``tenure``
-    ("owned"/"rented") and ``size`` (persons, 1 to 10), ready for the seed's swapping scheme
+    r"""One row per household reproducing the 1940 Massachusetts county x tenure counts exactly
+    (Bailie, Gong & Meng 2023, Table 2), with columns ``state`` ("MA"), ``county``, ``tenure``
+    ("owned"/"rented") and ``size`` (persons, 1 to 10), ready for the slides' swapping scheme
     (swap key state x size, swap variable county, held variable tenure).
 
-    The seed gives county x tenure counts and one stratum size, :math:`b=264{,}331` two-person
+    The slides give county x tenure counts and one stratum size, :math:`b=264{,}331` two-person
     households, the largest stratum. Assumption made here: household size is independent of
     county and tenure, so sizes are dealt to the households by a uniformly random permutation
     (``rng``) of a fixed list of sizes holding exactly 264,331 twos and the other sizes in the
     proportions ``MASSACHUSETTS_1940_OTHER_SIZE_SHARES`` (a plausible 1940 profile; each
-    of them stays below b, so the theorem's b is the seed's). Counties and tenure are categorical.
+    of them stays below b, so the theorem's b is the slides' b). Counties and tenure are
+    categorical.
 
     >>> homes = massachusetts_1940_households(rng=0)
     >>> len(homes), int((homes["size"] == 2).sum())

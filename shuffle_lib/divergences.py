@@ -1,4 +1,4 @@
-r"""The two divergences of a differential privacy definition (seed 003, Bailie, Gong & Meng:
+r"""The two divergences of a differential privacy definition (Bailie, Gong & Meng 2023:
 a DP flavour is a triple :math:`(\mathcal D, d_{\mathcal X}, d_{\mathcal T})`).
 
 - Input divergences :math:`d_{\mathcal X}` between datasets, here *unordered* datasets (multisets
@@ -49,8 +49,8 @@ def _symmetric_difference_size(x: Iterable[Iterable], y: Iterable[Iterable]) -> 
 
 def symmetric_difference_distance(x: Iterable[Iterable], y: Iterable[Iterable]) -> int:
     r""":math:`d_{\text{SymDiff}}(\mathbf X,\mathbf X')=|\mathbf X\ominus\mathbf X'|`, the number
-    of records to add or remove to turn one multiset into the other (seed 003: the metric
-    extension of unbounded neighbours).
+    of records to add or remove to turn one multiset into the other (Bailie, Gong & Meng 2023: the
+    metric extension of unbounded neighbours).
 
     >>> symmetric_difference_distance([(1,), (2,)], [(1,), (3,), (4,)])
     3
@@ -61,7 +61,7 @@ def symmetric_difference_distance(x: Iterable[Iterable], y: Iterable[Iterable]) 
 def hamming_set_distance(x: Iterable[Iterable], y: Iterable[Iterable]) -> float:
     r""":math:`d_{\text{HamS}}(\mathbf X,\mathbf X')=\tfrac12|\mathbf X\ominus\mathbf X'|` when the
     datasets have the same size, :math:`+\infty` otherwise: the number of records to replace
-    (seed 003: the metric extension of bounded neighbours on unordered datasets).
+    (Bailie, Gong & Meng 2023: the metric extension of bounded neighbours on unordered datasets).
 
     >>> hamming_set_distance([(1,), (2,)], [(1,), (3,)]), hamming_set_distance([(1,)], [])
     (1.0, inf)
@@ -73,7 +73,7 @@ def hamming_set_distance(x: Iterable[Iterable], y: Iterable[Iterable]) -> float:
 
 
 def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1e4) -> float:
-    r"""The zCDP output divergence (seed 003, after Bun & Steinke 2016):
+    r"""The zCDP output divergence (Bailie, Gong & Meng 2023, after Bun & Steinke 2016):
 
     .. math:: D_{\text{nor}}(P,Q)=\sup_{\alpha>1}\frac1{\sqrt\alpha}
               \max\left[\sqrt{D_\alpha(P\|Q)},\ \sqrt{D_\alpha(Q\|P)}\right],

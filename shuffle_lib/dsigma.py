@@ -1,5 +1,5 @@
-r"""d_sigma-privacy and the Mallows shuffling mechanism (seed 000, Meehan et al., Section 4 and
-Appendix A). Permutation conventions: :mod:`shuffle_lib.permutations`.
+r"""d_sigma-privacy and the Mallows shuffling mechanism (Meehan, Roy-Chowdhury, Chaudhuri & Jha
+2022, Section 4 and Appendix A). Permutation conventions: :mod:`shuffle_lib.permutations`.
 
 A *group assignment* is a list of ``n`` integer arrays; group ``i`` lists the people whose reports
 should be shuffled together with person ``i`` and contains ``i`` itself. The mechanism
@@ -104,8 +104,8 @@ def _as_points(points: ArrayLike) -> np.ndarray:
 
 def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
     r"""Group of person ``i``: everybody within Euclidean distance :math:`r_i` of their public
-    position (seed 000, Section 4.2, :math:`G_i=\{j: d(t_i,t_j)\le r\}`). ``r`` is one radius or
-    one per person. A KD-tree answers the queries; no distance matrix is formed.
+    position (Meehan et al. 2022, Section 4.2, :math:`G_i=\{j: d(t_i,t_j)\le r\}`). ``r`` is one
+    radius or one per person. A KD-tree answers the queries; no distance matrix is formed.
 
     >>> [g.tolist() for g in groups_within_radius([0.0, 0.5, 3.0], 1.0)]
     [[0, 1], [0, 1], [2]]
@@ -128,8 +128,8 @@ def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
 
 
 def groups_nearest(points: ArrayLike, k: int) -> Groups:
-    """Group of person ``i``: the ``k`` people closest to them, themselves included (the seed's
-    fixed-size groups, Section 4.2). Ties are broken by the KD-tree's order.
+    """Group of person ``i``: the ``k`` people closest to them, themselves included (the
+    fixed-size groups of Meehan et al. 2022, Section 4.2). Ties are broken by the KD-tree's order.
 
     >>> [sorted(g.tolist()) for g in groups_nearest([0.0, 0.4, 3.0], 2)]
     [[0, 1], [0, 1], [1, 2]]
@@ -151,9 +151,9 @@ def groups_nearest(points: ArrayLike, k: int) -> Groups:
 
 def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
     r"""Group of person ``i``: every node within path length :math:`r_i` of node ``i`` in an
-    undirected graph whose nodes are ``0..n-1`` (seed 000, Section 4.2: friends within distance
-    ``r`` in a social network). Computed with sparse matrix powers of the adjacency matrix, so the
-    memory is that of the groups, not of an ``n x n`` table.
+    undirected graph whose nodes are ``0..n-1`` (Meehan et al. 2022, Section 4.2: friends within
+    distance ``r`` in a social network). Computed with sparse matrix powers of the adjacency matrix,
+    so the memory is that of the groups, not of an ``n x n`` table.
 
     >>> [g.tolist() for g in groups_from_graph(nx.path_graph(4), 1)]
     [[0, 1], [0, 1, 2], [1, 2, 3], [2, 3]]
@@ -228,7 +228,7 @@ def bfs_reference_permutation(groups: list[ArrayLike],
     """Algorithm 1, steps 2-4: join ``i`` to every member of ``G_i``, start at the person with the
     largest group and list people in breadth-first order. When a connected component is exhausted,
     the search restarts at the first unvisited person of ``restart_order``, so every component is
-    covered. The seed starts one search only; by default we restart at the unvisited person with
+    covered. Meehan et al. start one search only; by default we restart at the unvisited person with
     the largest group (ties: smaller index). Pass a locality-preserving order of the public
     positions (:func:`z_order`) to keep components that are close in public space close in the
     ranking. The restart order picks each component's root and the order in which components
@@ -282,10 +282,10 @@ def z_order(points: ArrayLike, bits: int = 20) -> np.ndarray:
 
 def group_widths(reference: ArrayLike, groups: list[ArrayLike]) -> np.ndarray:
     r"""Width of every group in the reference ranking: the largest gap between the ranks of two
-    members, :math:`\omega_i=\max_{j,k\in G_i}|\sigma_0^{-1}(j)-\sigma_0^{-1}(k)|` (seed 000,
-    Section 4.4).
+    members, :math:`\omega_i=\max_{j,k\in G_i}|\sigma_0^{-1}(j)-\sigma_0^{-1}(k)|` (Meehan et al.
+    2022, Section 4.4).
 
-    >>> sigma = np.array([1, 3, 7, 8, 6, 4, 5, 2, 9, 10]) - 1  # the seed's example, 0-based
+    >>> sigma = np.array([1, 3, 7, 8, 6, 4, 5, 2, 9, 10]) - 1  # Meehan et al.'s example, 0-based
     >>> g1 = np.array([1, 7, 8, 2, 5, 6]) - 1
     >>> int(group_widths(sigma, [g1] + [[i] for i in range(1, 10)])[0])
     7
@@ -299,13 +299,13 @@ def group_widths(reference: ArrayLike, groups: list[ArrayLike]) -> np.ndarray:
 
 
 def max_width(reference: ArrayLike, groups: list[ArrayLike]) -> int:
-    """Largest group width, :math:`\\omega_G` (seed 000, Section 4.4)."""
+    """Largest group width, :math:`\\omega_G` (Meehan et al. 2022, Section 4.4)."""
     return int(group_widths(reference, groups).max())
 
 
 def kendall_sensitivity(width: ArrayLike) -> np.ndarray | float:
-    """Sensitivity of Kendall's tau for a reference of width ``w``: :math:`w(w+1)/2` (seed 000,
-    Property 4), in floating point so that huge widths cannot overflow.
+    """Sensitivity of Kendall's tau for a reference of width ``w``: :math:`w(w+1)/2` (Meehan et al.
+    2022, Property 4), in floating point so that huge widths cannot overflow.
 
     >>> kendall_sensitivity(7)
     28.0
@@ -350,7 +350,8 @@ def sensitivity_brute_force(reference: ArrayLike, groups: list[ArrayLike],
                             distance: str = "kendall") -> float:
     r"""The sensitivity :math:`\Delta(\sigma_0:d,G)` by enumeration, for tiny ``n`` (at most 8):
     the largest change of :math:`d(o\sigma_0,\sigma_0)` between two release orders that differ by
-    a rearrangement of one group's reports (seed 000, Section 4.4). Shows how tight Property 4 is.
+    a rearrangement of one group's reports (Meehan et al. 2022, Section 4.4). Shows how tight
+    Property 4 is.
 
     >>> sensitivity_brute_force([0, 1, 2], [[0, 1], [1, 0], [2]])
     1.0
@@ -368,7 +369,7 @@ def output_order(reference: ArrayLike, sampled: ArrayLike) -> np.ndarray:
     """Algorithm 1, steps 8-9: the release order ``sampled[inverse(reference)]``: whoever held
     rank ``k`` in the reference now carries the report of ``sampled[k]``.
 
-    >>> ref = np.array([5, 2, 3, 8, 4, 1, 6, 7]) - 1   # the seed's Appendix A.10, 0-based
+    >>> ref = np.array([5, 2, 3, 8, 4, 1, 6, 7]) - 1   # Meehan et al.'s Appendix A.10, 0-based
     >>> drawn = np.array([3, 2, 5, 4, 8, 1, 7, 6]) - 1
     >>> (output_order(ref, drawn) + 1).tolist()
     [1, 2, 5, 8, 3, 7, 6, 4]
@@ -382,7 +383,7 @@ def output_order(reference: ArrayLike, sampled: ArrayLike) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DSigmaMechanism:
-    r"""The d_sigma-private shuffling mechanism (seed 000, Algorithm 1, Theorem 4.3).
+    r"""The d_sigma-private shuffling mechanism (Meehan et al. 2022, Algorithm 1, Theorem 4.3).
 
     ``groups`` is the group assignment, ``alpha`` the privacy parameter, ``distance`` the rank
     distance of the Mallows model (``"kendall"`` or ``"hamming"``), ``reference`` the reference
@@ -556,9 +557,9 @@ def exhaustive_privacy_loss(mechanism: DSigmaMechanism,
 
 def preservation(order: ArrayLike, subset: ArrayLike) -> float:
     r"""Fraction of the subset :math:`S` whose positions still carry reports from :math:`S` after
-    the release order: :math:`|\{o(i): i\in S\}\cap S|/|S|` (seed 000, Definition A.4).
+    the release order: :math:`|\{o(i): i\in S\}\cap S|/|S|` (Meehan et al. 2022, Definition A.4).
 
-    >>> o = np.array([5, 3, 2, 6, 7, 9, 8, 1, 4, 10]) - 1   # the seed's example, 0-based
+    >>> o = np.array([5, 3, 2, 6, 7, 9, 8, 1, 4, 10]) - 1   # Meehan et al.'s example, 0-based
     >>> preservation(o, np.array([1, 4, 5, 7, 8]) - 1)
     0.8
     """
@@ -573,7 +574,7 @@ def empirical_preservation(mechanism: DSigmaMechanism, subset: ArrayLike, delta:
                            trials: int, rng: RngLike = None) -> float:
     r"""The largest :math:`\eta` such that at least a fraction :math:`1-\delta` of ``trials``
     release orders preserve at least :math:`\eta` of ``subset`` (the (eta, delta)-preservation of
-    seed 000, Definition A.4, estimated as in its Appendix A.14.1).
+    Meehan et al. 2022, Definition A.4, estimated as in their Appendix A.14.1).
 
     >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=50.0)
     >>> empirical_preservation(mech, [0, 1], 0.01, 20, rng=0)
@@ -606,8 +607,8 @@ def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
     exactly ``a`` members of a subset of size ``subset_size`` sent outside it (exact integers,
     as floats). Derived directly: choose the ``a`` leaving members and the ``a`` entering outsiders,
     where they land, and count the bijections inside and outside the subset by their fixed points
-    (inclusion-exclusion). It is the count :math:`c_h` behind seed 000, Theorem A.4, whose printed
-    formula lost symbols in extraction; the tests check it against enumeration."""
+    (inclusion-exclusion). It is the count :math:`c_h` behind Meehan et al. (2022), Theorem A.4,
+    whose printed formula lost symbols in extraction; the tests check it against enumeration."""
     size = check_integer(n, "n", 1)
     ell = check_integer(subset_size, "subset_size", 1)
     if ell > size:
@@ -633,9 +634,9 @@ def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
 
 
 def hamming_preservation_delta(n: int, subset_size: int, eta: float, theta: float) -> float:
-    r"""Exact :math:`\delta` of (eta, delta)-preservation for the Hamming mechanism (seed 000,
-    Theorem A.4): the probability that fewer than :math:`\eta|S|` of the subset's positions keep
-    reports from the subset, :math:`\delta=\frac1\psi\sum_h e^{-\theta h}c_h`, with :math:`c_h`
+    r"""Exact :math:`\delta` of (eta, delta)-preservation for the Hamming mechanism (Meehan et al.
+    2022, Theorem A.4): the probability that fewer than :math:`\eta|S|` of the subset's positions
+    keep reports from the subset, :math:`\delta=\frac1\psi\sum_h e^{-\theta h}c_h`, with :math:`c_h`
     from :func:`hamming_crossing_counts` (any subset of that size and any reference give the same
     value). Exact integer counts, so ``n`` up to about 150.
 
@@ -658,8 +659,8 @@ def hamming_preservation_delta(n: int, subset_size: int, eta: float, theta: floa
 
 def optimal_width_brute_force(groups: list[ArrayLike]) -> tuple[int, np.ndarray]:
     """The smallest possible largest width over all reference rankings, by enumeration (the
-    problem is NP-hard in general, seed 000 Theorem A.3); ``n`` at most 9. Returns the width and
-    one optimal ranking."""
+    problem is NP-hard in general, Meehan et al. 2022, Theorem A.3); ``n`` at most 9. Returns the
+    width and one optimal ranking."""
     checked = check_groups(groups)
     n = len(checked)
     if n > 9:
@@ -681,7 +682,7 @@ def optimal_width_brute_force(groups: list[ArrayLike]) -> tuple[int, np.ndarray]
 
 
 def random_reference_width(groups: list[ArrayLike], rng: RngLike = None) -> int:
-    """Largest width of a uniformly random reference ranking: the naive baseline of seed 000,
-    Appendix A.16."""
+    """Largest width of a uniformly random reference ranking: the naive baseline of Meehan et al.
+    (2022), Appendix A.16."""
     checked = check_groups(groups)
     return max_width(as_rng(rng).permutation(len(checked)), checked)

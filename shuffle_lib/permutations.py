@@ -1,5 +1,5 @@
-r"""Permutations, rank distances and the Mallows model (seed 000, Meehan et al., Section 3.2 and
-Appendix A.2).
+r"""Permutations, rank distances and the Mallows model (Meehan, Roy-Chowdhury, Chaudhuri & Jha
+2022, Section 3.2 and Appendix A.2).
 
 Conventions, used everywhere in the library:
 
@@ -12,10 +12,10 @@ Conventions, used everywhere in the library:
   is the ``k``-th node of a breadth-first search).
 
 Kendall's tau distance compares two rankings by the number of pairs of **items** that they put in
-opposite orders. In terms of the seed's Definition A.2, which counts discordant pairs of entries,
-this is Definition A.2 applied to the rank vectors ``inverse(a)`` and ``inverse(b)``. The two
-readings agree on the seed's example (one of the two permutations is the identity) but not in
-general, and the d_sigma mechanism needs the item reading: with the other one, the Mallows model
+opposite orders. In terms of Definition A.2 of Meehan et al. (2022), which counts discordant pairs
+of entries, this is Definition A.2 applied to the rank vectors ``inverse(a)`` and ``inverse(b)``.
+The two readings agree on the paper's example (one of the two permutations is the identity) but not
+in general, and the d_sigma mechanism needs the item reading: with the other one, the Mallows model
 around a reference ranking would not depend on the reference at all once the mechanism maps it back
 (the book's d_sigma chapter shows this failing its privacy check). Hamming distance is the same in
 both readings.
@@ -89,7 +89,7 @@ def compose(a: ArrayLike, b: ArrayLike) -> np.ndarray:
 
 
 def hamming_distance(a: ArrayLike, b: ArrayLike) -> int:
-    """Number of positions where ``a`` and ``b`` differ (seed 000, Definition A.3).
+    """Number of positions where ``a`` and ``b`` differ (Meehan et al. 2022, Definition A.3).
 
     >>> hamming_distance(np.arange(10), [0, 1, 2, 5, 4, 3, 6, 7, 8, 9])
     2
@@ -118,9 +118,9 @@ def _inversions(values: np.ndarray) -> int:  # pragma: no cover - compiled
 
 
 def kendall_tau_distance(a: ArrayLike, b: ArrayLike) -> int:
-    r"""Number of pairs of items that rankings ``a`` and ``b`` put in opposite orders (seed 000,
-    Definition A.2, applied to rank vectors; see the module docstring). Computed as the number of
-    inversions of ``inverse(b)[a]`` with a Fenwick tree in :math:`O(n\log n)`.
+    r"""Number of pairs of items that rankings ``a`` and ``b`` put in opposite orders (Meehan et al.
+    2022, Definition A.2, applied to rank vectors; see the module docstring). Computed as the number
+    of inversions of ``inverse(b)[a]`` with a Fenwick tree in :math:`O(n\log n)`.
 
     >>> kendall_tau_distance(np.arange(10), [0, 1, 2, 5, 4, 3, 6, 7, 8, 9])
     3
@@ -181,7 +181,7 @@ def _hamming_log_weights(n: int, theta: float) -> np.ndarray:
 
 def mallows_log_normalizer(n: int, theta: float, distance: str = "kendall") -> float:
     r""":math:`\log\psi(\theta,d)`, :math:`\psi=\sum_{\sigma}e^{-\theta d(\sigma,\sigma_0)}`
-    (seed 000, Definition 3.2), in closed form and in log space.
+    (Meehan et al. 2022, Definition 3.2), in closed form and in log space.
 
     - Kendall: :math:`\psi=\prod_{j=1}^{n}\frac{1-e^{-j\theta}}{1-e^{-\theta}}` (the inversion
       counts of the positions are independent), :math:`n!` at :math:`\theta=0`.
@@ -204,7 +204,7 @@ def mallows_log_pmf(
     sigma: ArrayLike, theta: float, reference: ArrayLike | None = None, distance: str = "kendall"
 ) -> float:
     r""":math:`\log P_{\theta,d}(\sigma:\sigma_0)=-\theta\,d(\sigma,\sigma_0)-\log\psi(\theta,d)`
-    (seed 000, Definition 3.2); ``reference`` defaults to the identity.
+    (Meehan et al. 2022, Definition 3.2); ``reference`` defaults to the identity.
 
     >>> bool(np.isclose(mallows_log_pmf([1, 0, 2], 0.0), -np.log(6)))
     True
@@ -276,9 +276,9 @@ def _mallows_identity_lehmer(n: int, theta: float, gen: np.random.Generator) -> 
 
 
 def _mallows_rim(reference: np.ndarray, theta: float, gen: np.random.Generator) -> np.ndarray:
-    """Repeated insertion model (Doignon et al. 2004), the seed's sampler: the i-th item of the
-    reference is inserted at position j of the current list with probability proportional to
-    e^{-theta (i - j)}. Kept as the reference implementation; O(n^2)."""
+    """Repeated insertion model (Doignon et al. 2004), the sampler of Meehan et al. (2022): the i-th
+    item of the reference is inserted at position j of the current list with probability
+    proportional to e^{-theta (i - j)}. Kept as the reference implementation; O(n^2)."""
     ranking: list[int] = []
     for i, item in enumerate(reference.tolist()):
         weights = np.exp(-theta * (i - np.arange(i + 1)))
@@ -312,15 +312,15 @@ def mallows_sample(
     method: str = "auto",
 ) -> np.ndarray:
     r"""Draw from the Mallows model :math:`P(\sigma)\propto e^{-\theta d(\sigma,\sigma_0)}`
-    (seed 000, Definition 3.2) over rankings of ``n`` items; ``reference`` defaults to the
+    (Meehan et al. 2022, Definition 3.2) over rankings of ``n`` items; ``reference`` defaults to the
     identity. Returns one ranking (``size=None``) or an array of shape ``(size, n)``.
 
     Kendall: ``method="lehmer"`` (the default) draws the inversion counts of each rank as
     independent truncated geometric variables and decodes them in :math:`O(n\log n)`; it returns
     ``reference[pi]`` with ``pi`` Mallows around the identity (the Kendall distance between
     rankings is unchanged when both are relabelled by the reference). ``method="rim"`` is the
-    repeated insertion model the seed uses, :math:`O(n^2)`, kept as a reference. Hamming: an exact
-    sampler (distance, positions, uniform derangement).
+    repeated insertion model Meehan et al. use, :math:`O(n^2)`, kept as a reference. Hamming: an
+    exact sampler (distance, positions, uniform derangement).
 
     >>> mallows_sample(5, 50.0, reference=[4, 3, 2, 1, 0], rng=0).tolist()
     [4, 3, 2, 1, 0]

@@ -1,4 +1,4 @@
-r"""Profile-based privacy (seed 002, Geumlek and Chaudhuri, ISIT 2019).
+r"""Profile-based privacy (Geumlek & Chaudhuri, ISIT 2019).
 
 A *profile* is a data-generating distribution over ``d`` categories; a :class:`ProfileGraph`
 lists ``k`` profiles and the edges between the pairs that must stay indistinguishable. A
@@ -32,9 +32,9 @@ _SIMPLEX_TOL = 1e-9
 @dataclass(frozen=True)
 class ProfileGraph:
     """Profiles (a ``(k, d)`` array of categorical distributions, or a 1-D array of Bernoulli
-    parameters :math:`p_i = P[x = 1]`) and the edges between sensitive pairs (seed 002,
-    Definition 2). An empty edge list is allowed: nothing is sensitive, and every mechanism
-    returns the identity channel.
+    parameters :math:`p_i = P[x = 1]`) and the edges between sensitive pairs (Geumlek &
+    Chaudhuri 2019, Definition 2). An empty edge list is allowed: nothing is sensitive, and every
+    mechanism returns the identity channel.
 
     >>> g = ProfileGraph([0.2, 0.5, 0.9], [(0, 1), (1, 2)])
     >>> g.profiles.round(12).tolist(), g.edges.tolist()
@@ -154,7 +154,8 @@ def independent_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLik
                          ) -> tuple[ProfileGraph, np.ndarray]:
     r"""Two independent samples from the same profile, privatized by ``first`` and ``second``, as
     one release: the product profiles :math:`P_i \otimes P_i` on pairs of values and the product
-    channel on pairs of outputs (Observation 4 of seed 002 bounds its loss by the sum).
+    channel on pairs of outputs (Observation 4 of Geumlek & Chaudhuri 2019 bounds its loss by the
+    sum).
 
     >>> pair, channel = independent_releases(ProfileGraph([0.5], []), flip_channels([0.0]),
     ...                                      flip_channels([0.0]))
@@ -171,7 +172,8 @@ def independent_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLik
 
 def same_sample_releases(first: ArrayLike, second: ArrayLike) -> np.ndarray:
     """One sample privatized twice, by ``first`` and then ``second`` independently: a single
-    channel whose outputs are pairs (Observation 13 of seed 002: no composition result).
+    channel whose outputs are pairs (Geumlek & Chaudhuri 2019, Observation 13: no composition
+    result).
 
     >>> same_sample_releases(flip_channels([0.0]), flip_channels([0.0])).shape
     (1, 2, 4)
@@ -186,8 +188,8 @@ def profile_privacy_loss(graph: ProfileGraph, matrices: ArrayLike) -> float:
     r"""The exact privacy level of per-profile channels (``(k, d, m)``: ``m`` outputs, so a joint
     release of several reports is one channel with the product output space): the largest
     :math:`|\log (P_iA^i)_y - \log (P_jA^j)_y|` over edges :math:`(i,j)` and outputs :math:`y`
-    (seed 002, Definition 2); 0 without edges, infinite when one side can emit an output the
-    other never does. This is the certificate every mechanism is checked against.
+    (Geumlek & Chaudhuri 2019, Definition 2); 0 without edges, infinite when one side can emit an
+    output the other never does. This is the certificate every mechanism is checked against.
 
     >>> g = ProfileGraph([0.0, 1.0], [(0, 1)])
     >>> round(profile_privacy_loss(g, flip_channels([0.25, 0.25])), 6) == round(math.log(3), 6)
@@ -228,7 +230,8 @@ def _certify(graph: ProfileGraph, mats: np.ndarray, eps: float) -> np.ndarray:
 
 def _single_edge_flip(p_i: float, p_j: float, eps: float) -> float:
     """Smallest flip in [0, 1/2] meeting both output constraints of one edge, from the two
-    equality points (each log-ratio is monotone in the flip, seed 002, proof of Theorem 6)."""
+    equality points (each log-ratio is monotone in the flip; Geumlek & Chaudhuri 2019, proof of
+    Theorem 6)."""
     low, high = sorted((p_i, p_j))
     e = math.exp(eps)
     needed = 0.0
@@ -240,7 +243,7 @@ def _single_edge_flip(p_i: float, p_j: float, eps: float) -> float:
 
 
 def two_profile_flip_bound(p_i: float, p_j: float, eps: float) -> float:
-    r"""Observation 10 of seed 002 (closed form): for Bernoulli profiles with
+    r"""Observation 10 of Geumlek & Chaudhuri 2019 (closed form): for Bernoulli profiles with
     :math:`p_i \le p_j`, the flip probability (with :math:`E = e^\varepsilon`)
 
     .. math:: \max\Bigl\{0,\ \frac{p_j - E p_i}{2(p_j - E p_i) + E - 1},
@@ -248,7 +251,7 @@ def two_profile_flip_bound(p_i: float, p_j: float, eps: float) -> float:
 
     meets both constraints of problem (4); each fraction is where one log-ratio equals
     :math:`\varepsilon`, and a fraction counts only when its constraint fails at flip 0 (the
-    seed's condition on :math:`p_i, p_j` is garbled in the text; this is what its proof uses).
+    paper's condition on :math:`p_i, p_j` is garbled in the text; this is what its proof uses).
     Randomized response, :math:`1/(1+e^\varepsilon)`, is the case :math:`p_i = 0, p_j = 1`.
 
     >>> round(two_profile_flip_bound(0.0, 1.0, math.log(3)), 12)
@@ -282,10 +285,11 @@ def _bit_constraints(q, edges: np.ndarray, e: float) -> list:
 
 
 def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
-    r"""Algorithm 1 of seed 002: the smallest flip probability :math:`\alpha` that makes a bit
-    from :math:`\mathrm{Bern}(p_i)` and one from :math:`\mathrm{Bern}(p_j)` indistinguishable,
-    solving the linearly constrained problem (4) with an LP solver (the constraints are linear
-    once the positive denominators are multiplied out). The answer is certified.
+    r"""Algorithm 1 of Geumlek & Chaudhuri 2019: the smallest flip probability :math:`\alpha` that
+    makes a bit from :math:`\mathrm{Bern}(p_i)` and one from :math:`\mathrm{Bern}(p_j)`
+    indistinguishable, solving the linearly constrained problem (4) with an LP solver (the
+    constraints are linear once the positive denominators are multiplied out). The answer is
+    certified.
 
     >>> round(two_profile_flip(0.3, 0.4, 1.0), 6)
     0.0
@@ -304,9 +308,9 @@ def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
 
 
 def one_bit_cluster(graph: ProfileGraph, eps: float) -> np.ndarray:
-    """Algorithm 2 of seed 002 (One Bit Cluster): every profile flips with the largest
-    single-edge flip (Algorithm 1) over the edges of its connected component; isolated profiles
-    do not flip. Private because each log-ratio only shrinks as the flip grows towards 1/2
+    """Algorithm 2 of Geumlek & Chaudhuri 2019 (One Bit Cluster): every profile flips with the
+    largest single-edge flip (Algorithm 1) over the edges of its connected component; isolated
+    profiles do not flip. Private because each log-ratio only shrinks as the flip grows towards 1/2
     (Theorem 6). Returns one flip probability per profile.
 
     >>> one_bit_cluster(ProfileGraph([0.0, 1.0, 0.5], [(0, 1)]), math.log(3)).round(6).tolist()
@@ -324,9 +328,9 @@ def one_bit_cluster(graph: ProfileGraph, eps: float) -> np.ndarray:
 
 
 def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
-    r"""Algorithm 3 of seed 002 (Smooth One Bit): one flip probability per profile, minimizing
-    the largest one subject to the edge constraints of problem (5), which are linear in the flips:
-    with :math:`q_i = p_i + \alpha_i(1 - 2p_i)` the probability of output 1,
+    r"""Algorithm 3 of Geumlek & Chaudhuri 2019 (Smooth One Bit): one flip probability per profile,
+    minimizing the largest one subject to the edge constraints of problem (5), which are linear in
+    the flips: with :math:`q_i = p_i + \alpha_i(1 - 2p_i)` the probability of output 1,
     :math:`q_i \le e^\varepsilon q_j` and :math:`1 - q_i \le e^\varepsilon(1 - q_j)` for both
     orientations of every edge. Solved with cvxpy and HiGHS; raises ``RuntimeError`` if the solve
     fails. The answer is certified.
@@ -351,13 +355,13 @@ def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
 
 def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_offdiag",
                        prior: ArrayLike | None = None) -> np.ndarray:
-    r"""Algorithm 4 of seed 002 (Smooth Categorical): one row-stochastic ``d x d`` channel per
-    profile, subject to :math:`P_iA^i \le e^\varepsilon P_jA^j` elementwise for both orientations
-    of every edge (problem (6)). Objectives: ``"max_offdiag"`` (the seed's choice) minimizes the
-    largest off-diagonal entry, the worst chance of corrupting any value;
+    r"""Algorithm 4 of Geumlek & Chaudhuri 2019 (Smooth Categorical): one row-stochastic ``d x d``
+    channel per profile, subject to :math:`P_iA^i \le e^\varepsilon P_jA^j` elementwise for both
+    orientations of every edge (problem (6)). Objectives: ``"max_offdiag"`` (the paper's choice)
+    minimizes the largest off-diagonal entry, the worst chance of corrupting any value;
     ``"expected_accuracy"`` maximizes :math:`\sum_i \pi_i \sum_x P_i(x) A^i_{xx}`, the chance of
     reporting the true value under a prior :math:`\pi` on profiles (uniform by default), the
-    refinement the seed suggests. Solved with cvxpy and HiGHS; the answer is certified.
+    refinement the paper suggests. Solved with cvxpy and HiGHS; the answer is certified.
 
     >>> mats = smooth_categorical(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3))
     >>> mats[0, 0].round(6).tolist(), mats[1, 1].round(6).tolist()  # the rows in use

@@ -1,9 +1,10 @@
 r"""Local randomizers and the unbiased estimators that go with them.
 
 Every randomizer accepts either one privacy level for everybody or one per user
-(personalized LDP, seed 001), takes ``rng`` (Generator, int seed or None) and never mutates its
-input. Channels (``krr_channel``) give the exact output distributions used in the tests and in the
-book to certify each randomizer's epsilon with :func:`shuffle_lib.accounting.channel_epsilon`.
+(personalized LDP; Chen, Cao & Ge, GSPA), takes ``rng`` (Generator, int seed or None) and never
+mutates its input. Channels (``krr_channel``) give the exact output distributions used in the tests
+and in the book to certify each randomizer's epsilon with
+:func:`shuffle_lib.accounting.channel_epsilon`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def randomized_response(bits: ArrayLike, eps: ArrayLike, rng: RngLike = None) ->
     :math:`e^{\varepsilon}/(1+e^{\varepsilon})`, the flipped bit otherwise.
 
     It is :math:`\varepsilon`-LDP, exactly (the output ratio between the two inputs is
-    :math:`e^{\pm\varepsilon}`). ``eps`` is a scalar or one value per user (seed 001,
+    :math:`e^{\pm\varepsilon}`). ``eps`` is a scalar or one value per user (GSPA,
     Algorithm 2, lines 2-6). The flip probability is ``expit(-eps)``, stable for large eps.
 
     >>> randomized_response([0, 1, 1], eps=50.0, rng=0).tolist()
@@ -88,7 +89,7 @@ def laplace_mechanism(
     x: ArrayLike, eps: ArrayLike, sensitivity: ArrayLike = 1.0, rng: RngLike = None
 ) -> np.ndarray:
     r"""Laplace mechanism: :math:`x + \mathrm{Lap}(\Delta_1/\varepsilon)`, which is
-    :math:`\varepsilon`-DP for a query of L1 sensitivity :math:`\Delta_1` (seed 001, Definition 4;
+    :math:`\varepsilon`-DP for a query of L1 sensitivity :math:`\Delta_1` (GSPA, Definition 4;
     Dwork & Roth 2014, Theorem 3.6). Applied to each user's value in :math:`[a, a+\Delta_1]` it is
     :math:`\varepsilon`-LDP. ``eps`` > 0, scalar or per entry.
 
@@ -111,7 +112,7 @@ def gaussian_sigma(
     - ``"classic"``: :math:`\sigma=\Delta_2\sqrt{2\ln(1.25/\delta)}/\varepsilon`, proved only for
       :math:`0<\varepsilon<1` (Dwork & Roth 2014, Theorem A.1); outside that range this raises.
     - ``"analytic"``: the smallest valid noise, :math:`\sigma=\Delta_2/\mu` with :math:`\mu`
-      from :func:`shuffle_lib.accounting.gdp_mu` (Balle & Wang 2018; seed 001, Fact 3), valid
+      from :func:`shuffle_lib.accounting.gdp_mu` (Balle & Wang 2018; GSPA, Fact 3), valid
       for every :math:`\varepsilon>0`. Rounded up: :math:`\mu` is already a lower bound on the
       exact root, and :math:`\sigma` is raised until :math:`\Delta_2/\sigma\le\mu` in floating
       point, so the noise is never below the exact analytic one (relative excess about 1e-12).
@@ -149,7 +150,7 @@ def gaussian_mechanism(
 ) -> np.ndarray:
     r"""Gaussian mechanism: :math:`x+N(0,\sigma^2)` with :math:`\sigma` from
     :func:`gaussian_sigma`, :math:`(\varepsilon,\delta)`-DP for L2 sensitivity :math:`\Delta_2`
-    (seed 001, Definition 5). ``eps`` and ``delta`` are scalars or one value per entry.
+    (GSPA, Definition 5). ``eps`` and ``delta`` are scalars or one value per entry.
 
     >>> gaussian_mechanism([0.0, 1.0], eps=0.5, delta=1e-5, rng=0).shape
     (2,)
@@ -172,14 +173,14 @@ def gaussian_mechanism(
 
 
 def rr_frequency_estimate(reports: ArrayLike, eps: ArrayLike) -> float:
-    r"""Debiased fraction of ones from randomized-response reports (seed 001, Algorithm 2):
+    r"""Debiased fraction of ones from randomized-response reports (GSPA, Algorithm 2):
     :math:`z=(A-B)/(n-2B)` with :math:`A=\sum_i y_i`, :math:`B=\sum_i q_i`,
     :math:`q_i=1/(1+e^{\varepsilon_i})`.
 
     Since :math:`E[y_i]=q_i+x_i(1-2q_i)`, :math:`E[z]=\sum_i x_i(1-2q_i)/\sum_i(1-2q_i)`: with one
     common eps this is exactly the fraction of ones; with personalized eps it is a weighted
     fraction, unbiased for :math:`c` when the bits are drawn Bernoulli(:math:`c`) independently of
-    the eps values (the setting of seed 001). The variance with one eps is in
+    the eps values (the setting of GSPA). The variance with one eps is in
     :func:`rr_estimate_std`. Needs some :math:`\varepsilon_i>0`.
 
     >>> rr_frequency_estimate([1, 1, 0, 1], eps=50.0)
@@ -240,7 +241,7 @@ def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.nda
 
 def personalized_rr_estimate_std(eps: ArrayLike) -> float:
     r"""Standard deviation of :func:`rr_frequency_estimate` for users running randomized response
-    at their own levels :math:`\varepsilon_i` (seed 001, Algorithm 2), on any fixed dataset: each
+    at their own levels :math:`\varepsilon_i` (GSPA, Algorithm 2), on any fixed dataset: each
     report has variance :math:`q_i(1-q_i)` whatever its input, :math:`q_i=1/(1+e^{\varepsilon_i})`,
     so :math:`\mathrm{sd}(z)=\sqrt{\sum_i q_i(1-q_i)}/\sum_i(1-2q_i)`.
 
@@ -254,7 +255,7 @@ def personalized_rr_estimate_std(eps: ArrayLike) -> float:
 
 def personalized_laplace_mean_std(eps: ArrayLike, sensitivity: float = 1.0) -> float:
     r"""Standard deviation of the mean of :math:`n` values privatized with
-    :math:`\mathrm{Lap}(\Delta/\varepsilon_i)` (seed 001, Algorithm 1):
+    :math:`\mathrm{Lap}(\Delta/\varepsilon_i)` (GSPA, Algorithm 1):
     :math:`\sqrt{2\sum_i(\Delta/\varepsilon_i)^2}/n`.
 
     >>> spread = personalized_laplace_mean_std(np.full(100, 1.0))

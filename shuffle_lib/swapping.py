@@ -1,22 +1,22 @@
-r"""Data swapping as differential privacy (seed 003, Bailie, Gong & Meng, 2023).
+r"""Data swapping as differential privacy (Bailie, Gong & Meng, 2023).
 
 A swapping scheme has three kinds of variables: the *swap key* :math:`V_{\text{Match}}` (records
 with equal key values form a stratum), the *swap variable* :math:`V_{\text{Swap}}` (exchanged
 between records of a stratum, e.g. the county) and the held variables (everything else, e.g.
-tenure, which stays with its record). The seed's Permutation Algorithm selects each record of a
-stratum with probability :math:`p` (redrawing the selection if exactly one record was picked) and
-moves the swap variable of the selected records along a uniformly random derangement. It
+tenure, which stays with its record). The Permutation Algorithm of Bailie et al. selects each record
+of a stratum with probability :math:`p` (redrawing the selection if exactly one record was picked)
+and moves the swap variable of the selected records along a uniformly random derangement. It
 preserves two tables, its invariants :math:`\mathbf c_{\text{Swap}}`: the counts of the held
-variables (including the key) and the :math:`V_{\text{Match}}\times V_{\text{Swap}}` counts. The
-seed's theorem: conditional on those invariants, with the unordered-Hamming distance between
-datasets as input divergence, the algorithm is pure :math:`\varepsilon`-DP with
+variables (including the key) and the :math:`V_{\text{Match}}\times V_{\text{Swap}}` counts.
+Bailie et al.'s theorem: conditional on those invariants, with the unordered-Hamming distance
+between datasets as input divergence, the algorithm is pure :math:`\varepsilon`-DP with
 
 .. math:: \varepsilon = \max\{\ln(b+1)-\ln o,\ \ln o\},\qquad o = p/(1-p),
 
 where :math:`b` is the size of the largest stratum holding two different records
 (:math:`\varepsilon=0` if there is none).
 
-Records are pandas DataFrames, one row per privacy unit (a household in the seed's examples).
+Records are pandas DataFrames, one row per privacy unit (a household in the slides' examples).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _check_swap_rate(p: float) -> float:
 
 def stratum_codes(records: pd.DataFrame, match_key: Columns) -> np.ndarray:
     """Stratum number (0, 1, ...) of every record: records with equal ``match_key`` values share
-    a stratum (seed 003, the Permutation Algorithm's strata).
+    a stratum (Bailie, Gong & Meng 2023, the Permutation Algorithm's strata).
 
     >>> frame = pd.DataFrame({"size": [2, 3, 2], "county": ["A", "B", "C"]})
     >>> stratum_codes(frame, "size").tolist()
@@ -138,11 +138,11 @@ def _swap_sources(codes: np.ndarray, n_strata: int, p: float, gen: np.random.Gen
 
 def swap(records: pd.DataFrame, match_key: Columns, swap_var: Columns, p: float,
          rng: RngLike = None) -> pd.DataFrame:
-    r"""The Permutation Algorithm (seed 003, algorithm slide): within every stratum of at least
-    two records (records agreeing on ``match_key``), select each record independently with
-    probability ``p``, select again while exactly one record is selected, and give the selected
-    records each other's ``swap_var`` values along a uniformly random derangement
-    :math:`\sigma`: record :math:`i` receives the value of record :math:`\sigma(i)`.
+    r"""The Permutation Algorithm (Bailie, Gong & Meng 2023, algorithm slide): within every stratum
+    of at least two records (records agreeing on ``match_key``), select each record independently
+    with probability ``p``, select again while exactly one record is selected, and give the selected
+    records each other's ``swap_var`` values along a uniformly random derangement :math:`\sigma`:
+    record :math:`i` receives the value of record :math:`\sigma(i)`.
 
     Returns a new DataFrame (same index, same column order and dtypes); ``records`` is not
     modified. Every column other than ``swap_var`` is unchanged, row by row, so no record is lost
@@ -167,9 +167,9 @@ def swap(records: pd.DataFrame, match_key: Columns, swap_var: Columns, p: float,
 
 def largest_stratum(records: pd.DataFrame, match_key: Columns) -> int:
     r""":math:`b=\max\{0,\ n_j : \text{stratum } j \text{ holds at least two different records}\}`
-    (seed 003, theorem slide), where records are compared on all columns of ``records`` and
-    :math:`n_j` counts the records of stratum :math:`j`. A stratum of identical records cannot be
-    changed by swapping, so it does not enter the budget.
+    (Bailie, Gong & Meng 2023, theorem slide), where records are compared on all columns of
+    ``records`` and :math:`n_j` counts the records of stratum :math:`j`. A stratum of identical
+    records cannot be changed by swapping, so it does not enter the budget.
 
     >>> frame = pd.DataFrame({"size": [1, 1, 1, 2, 2], "county": ["A", "A", "A", "A", "B"]})
     >>> largest_stratum(frame, "size")
@@ -186,7 +186,8 @@ def largest_stratum(records: pd.DataFrame, match_key: Columns) -> int:
 
 
 def swapping_epsilon(b: ArrayLike, p: ArrayLike) -> np.ndarray | float:
-    r"""The Permutation Algorithm's budget (seed 003, theorem slide), with :math:`o=p/(1-p)`:
+    r"""The Permutation Algorithm's budget (Bailie, Gong & Meng 2023, theorem slide), with
+    :math:`o=p/(1-p)`:
 
     .. math:: \varepsilon = \begin{cases} 0 & b = 0,\\
               \ln(b+1)-\ln o & 0 < p \le \sqrt{b+1}/(\sqrt{b+1}+1),\\
@@ -214,8 +215,8 @@ def swapping_epsilon(b: ArrayLike, p: ArrayLike) -> np.ndarray | float:
 
 def minimum_swapping_epsilon(b: int) -> tuple[float, float]:
     r"""The smallest budget a stratum size :math:`b\ge 1` allows and the swap rate attaining it
-    (seed 003, conversion slide): the two branches of :func:`swapping_epsilon` meet where
-    :math:`o=\sqrt{b+1}`, so
+    (Bailie, Gong & Meng 2023, conversion slide): the two branches of :func:`swapping_epsilon` meet
+    where :math:`o=\sqrt{b+1}`, so
 
     .. math:: \varepsilon_b = \tfrac12\ln(b+1),\qquad
               p^\ast = \frac{\sqrt{b+1}}{\sqrt{b+1}+1}.
@@ -231,7 +232,7 @@ def minimum_swapping_epsilon(b: int) -> tuple[float, float]:
 
 def swap_rates_for_epsilon(b: int, eps: float) -> tuple[float, float]:
     r"""The two swap rates whose budget (:func:`swapping_epsilon`) equals ``eps`` for stratum
-    size :math:`b\ge1` (seed 003, conversion slide): solving each branch,
+    size :math:`b\ge1` (Bailie, Gong & Meng 2023, conversion slide): solving each branch,
 
     .. math:: p_{\text{low}} = \operatorname{expit}(\ln(b+1)-\varepsilon),\qquad
               p_{\text{high}} = \operatorname{expit}(\varepsilon),
@@ -257,7 +258,7 @@ def swap_rates_for_epsilon(b: int, eps: float) -> tuple[float, float]:
 
 def swapping_invariants(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
                         hold: Columns | None = None) -> dict[str, pd.Series]:
-    r"""The two tables the Permutation Algorithm never changes (seed 003, invariants
+    r"""The two tables the Permutation Algorithm never changes (Bailie, Gong & Meng 2023, invariants
     :math:`\mathbf c_{\text{Swap}}`), as counts indexed by category (sorted):
 
     - ``"hold"``: :math:`\mathbf V_{\text{Hold}}`, the joint counts of ``match_key`` and the held
@@ -347,7 +348,8 @@ def _combine(laws: list[dict[UnorderedDataset, float]]) -> dict[UnorderedDataset
 def swap_output_distribution(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
                              p: float) -> dict[UnorderedDataset, float]:
     r"""Exact distribution of the swapped dataset :math:`T(\mathbf X)` for tiny inputs, by
-    enumerating every selection and every derangement (seed 003, the Permutation Algorithm).
+    enumerating every selection and every derangement (Bailie, Gong & Meng 2023, the Permutation
+    Algorithm).
 
     The output is an unordered dataset, i.e. the contingency table :math:`[n^{\mathbf Z}_{jkl}]`
     the algorithm returns; it is keyed here by the sorted tuple of its rows (each row a tuple over
@@ -367,7 +369,7 @@ def swap_output_distribution(records: pd.DataFrame, match_key: Columns, swap_var
 
 def invariant_universe(records: pd.DataFrame, match_key: Columns, swap_var: Columns
                        ) -> list[UnorderedDataset]:
-    r"""Every unordered dataset with the same invariants as ``records`` (seed 003,
+    r"""Every unordered dataset with the same invariants as ``records`` (Bailie, Gong & Meng 2023,
     :math:`\mathcal D_{\mathbf c_{\text{Swap}}}(\mathbf X)`): within each stratum the held values
     and the swap values are fixed as multisets, so the universe is every re-pairing of the two,
     stratum by stratum (exhaustive; tiny inputs only).
@@ -393,7 +395,7 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     .. math:: L = \max_{\mathbf Z}\left|\ln\frac{\Pr(T(\mathbf X)=\mathbf Z)}
               {\Pr(T(\mathbf X')=\mathbf Z)}\right|,
 
-    (``inf`` if one output is possible from one dataset only). The seed's theorem states
+    (``inf`` if one output is possible from one dataset only). The theorem of Bailie et al. states
     :math:`L\le d^u_{\text{HamS}}\,\varepsilon`; :func:`exact_swapping_epsilon` is the largest
     :math:`L/d`. Columns ``x``, ``x_prime`` (indices into :func:`invariant_universe`),
     ``distance``, ``loss``.
@@ -421,7 +423,8 @@ def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: 
     :math:`\Pr(T(\mathbf X)=\mathbf Z)\le e^{\varepsilon d^u_{\text{HamS}}(\mathbf X,\mathbf X')}
     \Pr(T(\mathbf X')=\mathbf Z)` on the invariant universe of ``records``, by exhaustive
     enumeration (:func:`pairwise_swapping_losses`); 0 when the universe has one dataset. The
-    seed's theorem says it never exceeds :func:`swapping_epsilon` of :func:`largest_stratum`.
+    theorem of Bailie et al. says it never exceeds :func:`swapping_epsilon` of
+    :func:`largest_stratum`.
 
     >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
     >>> round(exact_swapping_epsilon(frame, "size", "county", 0.5), 4)

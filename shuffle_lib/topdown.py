@@ -1,5 +1,6 @@
-r"""TopDown in brief (seed 003's summary of Abowd et al. 2022): noisy measurements with discrete
-Gaussian noise, then post-processing to integer, non-negative tables that match the invariants.
+r"""TopDown in brief (the summary of Abowd et al. 2022 in Bailie, Gong & Meng 2023): noisy
+measurements with discrete Gaussian noise, then post-processing to integer, non-negative tables that
+match the invariants.
 
 This is the two-step idea on a single two-way table whose row and column totals are invariant,
 not the Census Bureau's production system (which works down a geographic hierarchy with many
@@ -86,9 +87,9 @@ def _check_margins(row_totals: ArrayLike, col_totals: ArrayLike) -> tuple[np.nda
 
 def project_to_margins(noisy: ArrayLike, row_totals: ArrayLike, col_totals: ArrayLike
                        ) -> np.ndarray:
-    r"""TopDown's post-processing on one two-way table (seed 003, TopDown slide, step 2): the
-    non-negative integer table with the given margins closest to ``noisy``, in two solves as in
-    Abowd et al. (2022):
+    r"""TopDown's post-processing on one two-way table (Bailie, Gong & Meng 2023, TopDown slide,
+    step 2): the non-negative integer table with the given margins closest to ``noisy``, in two
+    solves as in Abowd et al. (2022):
 
     1. least squares :math:`\min\|Z-T\|_2^2` over real :math:`Z\ge0` with the margins (cvxpy);
     2. rounding :math:`Z=\lfloor Z^\ast\rfloor+D`, :math:`D\in[0,1]`, with the margins, minimizing
@@ -145,11 +146,11 @@ def zcdp_noise_variance(rho: float, l2_sensitivity: float = math.sqrt(2)) -> flo
 
 def topdown_two_way(table: ArrayLike, rho: float, rng: RngLike = None,
                     l2_sensitivity: float = math.sqrt(2)) -> np.ndarray:
-    r"""Two-step TopDown on one table of counts (seed 003, TopDown slides): add independent
-    :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)` noise to every cell with
-    :math:`\sigma^2` from :func:`zcdp_noise_variance` (:math:`\rho`-zCDP), then
-    :func:`project_to_margins` onto the table's own row and column totals, which are the
-    invariants (post-processing keeps zCDP within the universe of tables sharing them).
+    r"""Two-step TopDown on one table of counts (Bailie, Gong & Meng 2023, TopDown slides): add
+    independent :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)` noise to every cell with :math:`\sigma^2`
+    from :func:`zcdp_noise_variance` (:math:`\rho`-zCDP), then :func:`project_to_margins` onto the
+    table's own row and column totals, which are the invariants (post-processing keeps zCDP within
+    the universe of tables sharing them).
 
     >>> truth = np.array([[30, 10], [5, 55]])
     >>> release = topdown_two_way(truth, rho=1e6, rng=0)

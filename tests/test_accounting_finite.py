@@ -37,8 +37,8 @@ def _brute_force_hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float
 
 
 def _brute_force_mult(p: np.ndarray, q: np.ndarray, delta: float) -> float:
-    """Seed 003's MULT^delta: sup over events of ln([P(S) - delta]^+ / Q(S)), both directions,
-    and 0."""
+    """The MULT^delta of Bailie, Gong & Meng (2023): sup over events of ln([P(S) - delta]^+ / Q(S)),
+    both directions, and 0."""
     best = 0.0
     for ps, qs in _event_masses(p, q):
         for a, b in ((ps, qs), (qs, ps)):
@@ -63,7 +63,7 @@ def test_hockey_stick_equals_the_worst_event(rng: np.random.Generator) -> None:
 
 
 def test_epsilon_for_delta_is_the_mult_delta_divergence(rng: np.random.Generator) -> None:
-    """The seed's MULT^delta (sup over events) equals the accountant's smallest eps with both
+    """Bailie et al.'s MULT^delta (sup over events) equals the accountant's smallest eps with both
     hockey-stick divergences below delta."""
     for _ in range(150):
         k = int(rng.integers(2, 7))

@@ -16,7 +16,8 @@ from shuffle_lib.accounting import (
     zcdp_to_approx_dp,
 )
 
-# seed 003, "Comparisons with 2020 Census": rho (rounded) and the eps printed at delta = 1e-10
+# Bailie, Gong & Meng (2023), "Comparisons with 2020 Census": rho (rounded) and the eps printed
+# at delta = 1e-10
 CENSUS_RHO = np.array([0.07, 2.56, 7.70, 4.96, 15.29])
 CENSUS_EPS = np.array([2.70, 17.90, 34.33, 26.34, 52.83])
 CENSUS_DELTA = 1e-10

@@ -1,4 +1,5 @@
-"""Datasets, inference attacks and learnability for the d_sigma experiments (seed 000, Sec. 5)."""
+"""Datasets, inference attacks and learnability for the d_sigma experiments (Meehan et al.
+2022, Sec. 5)."""
 
 from __future__ import annotations
 

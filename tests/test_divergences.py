@@ -1,5 +1,5 @@
-"""The divergences of a (D, d_X, d_T) DP definition (seed 003): dataset distances and output
-divergences, against brute force and closed forms."""
+"""The divergences of a (D, d_X, d_T) DP definition (Bailie, Gong & Meng 2023): dataset distances
+and output divergences, against brute force and closed forms."""
 
 from __future__ import annotations
 

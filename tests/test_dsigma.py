@@ -1,5 +1,5 @@
-"""d_sigma-privacy mechanism (seed 000, Algorithm 1): worked example, exhaustive privacy check,
-groups, widths, sensitivity, preservation."""
+"""d_sigma-privacy mechanism (Meehan et al. 2022, Algorithm 1): worked example, exhaustive privacy
+check, groups, widths, sensitivity, preservation."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from shuffle_lib.dsigma import (
     z_order,
 )
 
-# Appendix A.10 of the seed, 1-based as printed: G5 = {5, 2, 3, 8, 4}, G4 = {4, 5, 7},
+# Appendix A.10 of Meehan et al. (2022), 1-based as printed: G5 = {5, 2, 3, 8, 4}, G4 = {4, 5, 7},
 # G8 = {8, 3, 5}; the other groups are one choice consistent with its figure and reference.
 A10_GROUPS = [np.array(g) - 1 for g in ([1, 2], [2, 1, 5], [3, 6, 5, 8], [4, 5, 7],
                                          [5, 2, 3, 8, 4], [6, 3], [7, 4], [8, 3, 5])]

@@ -1,4 +1,5 @@
-"""Permutations, rank distances and the Mallows model (seed 000, Section 3.2, Appendix A.2)."""
+"""Permutations, rank distances and the Mallows model (Meehan et al. 2022, Section 3.2 and
+Appendix A.2)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _kendall_brute_force(a: np.ndarray, b: np.ndarray) -> int:
                for x in range(n) for y in range(x + 1, n))
 
 
-def test_seed_examples() -> None:
+def test_meehan_examples() -> None:
     identity = np.arange(10)
     swapped = np.array([0, 1, 2, 5, 4, 3, 6, 7, 8, 9])  # (1 2 3 6 5 4 7 8 9 10), 0-based
     assert kendall_tau_distance(identity, swapped) == 3

@@ -1,4 +1,4 @@
-"""Populations of personal levels (seed 001, Table 2 and the preference groups)."""
+"""Populations of personal levels (Chen et al., GSPA, Table 2 and the preference groups)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Profile-based privacy (seed 002): certificates, LP optima against closed forms and brute force,
-sampling, bad input."""
+"""Profile-based privacy (Geumlek & Chaudhuri 2019): certificates, LP optima against closed forms
+and brute force, sampling, bad input."""
 
 from __future__ import annotations
 

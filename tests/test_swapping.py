@@ -1,4 +1,5 @@
-"""Data swapping (seed 003): the Permutation Algorithm, its exact law, invariants and budget."""
+"""Data swapping (Bailie, Gong & Meng 2023): the Permutation Algorithm, its exact law, invariants
+and budget."""
 
 from __future__ import annotations
 
@@ -29,10 +30,11 @@ from shuffle_lib.swapping import (
     swapping_invariants,
 )
 
-# seed 003, "What if the 2020 Census used swapping?": b, eps at p = 5%, eps at p = 50%
+# Bailie, Gong & Meng (2023), "What if the 2020 Census used swapping?": b, eps at p = 5%,
+# eps at p = 50%
 CENSUS_2020 = [(13_680_081, 19.38, 16.43), (3_653_802, 18.06, 15.11), (3_445_076, 18.00, 15.05),
                (853_003, 16.60, 13.66), (21_535, 12.92, 9.98), (11_691, 12.31, 9.37)]
-# seed 003, Table 1: 1940 Massachusetts, b = 264,331
+# Bailie, Gong & Meng (2023), Table 1: 1940 Massachusetts, b = 264,331
 MASSACHUSETTS_1940 = {0.01: 17.08, 0.05: 15.43, 0.10: 14.68, 0.50: 12.48}
 
 
@@ -61,7 +63,7 @@ def test_budget_branches_and_edges() -> None:
         np.testing.assert_allclose(eps, piecewise, rtol=1e-12)
         assert swapping_epsilon(b, 0.0) == math.inf and swapping_epsilon(b, 1.0) == math.inf
     assert swapping_epsilon(0, 0.3) == 0.0 and swapping_epsilon(0, 1.0) == 0.0
-    # larger strata cost more at the same swap rate (the seed's counterintuitive remark)
+    # larger strata cost more at the same swap rate (Bailie et al.'s counterintuitive remark)
     assert np.all(np.diff(swapping_epsilon(np.array([1, 10, 10**4, 10**8]), 0.3)) > 0)
     assert np.isfinite(swapping_epsilon(10**8, 1e-12))
 
@@ -215,7 +217,7 @@ def test_distances_in_the_universe_are_whole_records() -> None:
     assert len(losses) == math.comb(6, 2)  # 4!/(2! 2!) pairings: tenure own, rent, own, rent
 
 
-def test_massachusetts_microdata_reproduces_the_seed() -> None:
+def test_massachusetts_microdata_reproduces_bailie_gong_meng() -> None:
     homes = massachusetts_1940_households(rng=0)
     table = massachusetts_1940_tenure()
     counts = pd.crosstab(homes["county"], homes["tenure"])

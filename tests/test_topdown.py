@@ -1,4 +1,5 @@
-"""TopDown in brief (seed 003): the discrete Gaussian and post-processing to invariants."""
+"""TopDown in brief (Bailie, Gong & Meng 2023): the discrete Gaussian and post-processing to
+invariants."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ r"""Hypothesis-testing privacy: trade-off functions, f-DP and Gaussian DP (GDP).
 A trade-off function :math:`T(P,Q)(\alpha)` is the smallest type II error of a test between
 :math:`P` and :math:`Q` whose type I error is at most :math:`\alpha`; a mechanism is f-DP when
 every neighbouring pair has :math:`T \ge f`, and :math:`\mu`-GDP when
-:math:`f = G_\mu = T(N(0,1), N(\mu,1))`. Facts 1, 3 and 4 of seed 001 (Chen, Cao & Ge, GSPA,
+:math:`f = G_\mu = T(N(0,1), N(\mu,1))`. Facts 1, 3 and 4 of Chen, Cao & Ge (GSPA,
 Appendix), which restate Dong, Roth & Su (2022).
 """
 
@@ -32,7 +32,7 @@ from shuffle_lib.accounting.finite import check_distribution_pair
 def gdp_tradeoff(mu: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
     r"""Gaussian trade-off function :math:`G_\mu(\alpha)=\Phi(\Phi^{-1}(1-\alpha)-\mu)`.
 
-    Seed 001, Fact 3. ``mu`` > 0 and ``alpha`` in [0, 1]; broadcasts.
+    Chen et al. (GSPA), Fact 3. ``mu`` > 0 and ``alpha`` in [0, 1]; broadcasts.
 
     >>> round(gdp_tradeoff(1.0, 0.05), 6)
     0.740489
@@ -47,7 +47,7 @@ def approx_dp_tradeoff(eps: ArrayLike, delta: ArrayLike, alpha: ArrayLike) -> np
     :math:`f_{\varepsilon,\delta}(\alpha)=\max\{0,\,1-\delta-e^\varepsilon\alpha,\,
     e^{-\varepsilon}(1-\delta-\alpha)\}`.
 
-    Seed 001, Fact 1 (the seed prints the last term as
+    Chen et al. (GSPA), Fact 1 (the paper prints the last term as
     :math:`e^{-\varepsilon}(1-\delta-\varepsilon)`, a typo for :math:`1-\delta-\alpha`;
     see Dong, Roth & Su 2022).
 
@@ -70,7 +70,7 @@ def tradeoff_from_distributions(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) ->
     likelihood ratio :math:`Q(o)/P(o)` first (randomizing on the boundary), so the curve is the
     piecewise-linear interpolation of the points
     :math:`(\sum_{o\le m} P(o),\, 1-\sum_{o\le m} Q(o))` in decreasing ratio order.
-    Seed 001, equation (5).
+    Chen et al. (GSPA), equation (5).
 
     >>> round(tradeoff_from_distributions([0.75, 0.25], [0.25, 0.75], 0.25), 12)
     0.25
@@ -91,11 +91,11 @@ def tradeoff_from_distributions(p: ArrayLike, q: ArrayLike, alpha: ArrayLike) ->
 def tradeoff_chain(
     f: Callable[[np.ndarray], ArrayLike], g: Callable[[np.ndarray], ArrayLike], alpha: ArrayLike
 ) -> np.ndarray | float:
-    r"""Chaining two trade-off bounds (seed 001, Fact 4): if :math:`T(P,Q)\ge f` and
+    r"""Chaining two trade-off bounds (GSPA, Fact 4): if :math:`T(P,Q)\ge f` and
     :math:`T(Q,R)\ge g` then :math:`T(P,R)(\alpha)\ge g(1-f(\alpha))`.
 
     Why: a test with type I error :math:`\alpha` under :math:`P` rejects with probability at most
-    :math:`1-f(\alpha)` under :math:`Q`, and :math:`g` is non-increasing. The seed's statement
+    :math:`1-f(\alpha)` under :math:`Q`, and :math:`g` is non-increasing. GSPA's statement
     writes the first hypothesis as :math:`T(P,R)\ge f`, a typo for :math:`T(P,Q)\ge f` (its own
     proof of Theorem 2 uses it that way). ``f`` and ``g`` take an array of type I errors and return
     type II errors in [0, 1]; the result is exact for Gaussian shifts:
@@ -383,7 +383,7 @@ def gdp_mu(eps: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
 
 def gdp_compose(mus: ArrayLike) -> float:
     r"""GDP composition: running :math:`\mu_1,\dots,\mu_T`-GDP mechanisms is
-    :math:`\sqrt{\mu_1^2+\dots+\mu_T^2}`-GDP (seed 001, Fact 3; exact for Gaussian mechanisms).
+    :math:`\sqrt{\mu_1^2+\dots+\mu_T^2}`-GDP (GSPA, Fact 3; exact for Gaussian mechanisms).
 
     >>> gdp_compose([3.0, 4.0])
     5.0
@@ -394,7 +394,7 @@ def gdp_compose(mus: ArrayLike) -> float:
 
 def gdp_group(mu: ArrayLike, k: int) -> np.ndarray | float:
     r"""Group privacy: a :math:`\mu`-GDP mechanism is :math:`k\mu`-GDP for groups of ``k`` people
-    (seed 001, Fact 3).
+    (GSPA, Fact 3).
 
     >>> gdp_group(0.5, 3)
     1.5

@@ -3,8 +3,8 @@ r"""Privacy amplification by shuffling: how private is the shuffled output of :m
 
 Upper bounds (every function returns an epsilon that is never below the true one):
 
-- closed forms of Feldman, McMillan & Talwar (2021), as quoted by seed 004 (equation 1) and the
-  paper's Theorem 3.1;
+- closed forms of Feldman, McMillan & Talwar (2021), as quoted in Canonne's blog post
+  "Privacy Doona" (its equation 1), and the paper's Theorem 3.1;
 - the numerical "clone" bound: the exact hockey-stick divergence of the two clone distributions
   of their reduction, and its stronger variant from the SODA 2023 follow-up (valid only for a
   restricted class of randomizers, which includes randomized response);
@@ -90,7 +90,7 @@ def _check_closed_form_regime(eps0: np.ndarray, n: np.ndarray, delta: np.ndarray
 def fmt21_closed_form_epsilon(
     eps0: ArrayLike, n: ArrayLike, delta: ArrayLike
 ) -> np.ndarray | float:
-    r"""Seed 004, equation (1):
+    r"""Feldman, McMillan & Talwar (2021), as quoted in Canonne's "Privacy Doona", equation (1):
     :math:`\varepsilon=\ln\Bigl(1+16\,\frac{e^{\varepsilon_0}-1}{e^{\varepsilon_0}+1}
     \sqrt{\frac{e^{\varepsilon_0}\ln(4/\delta)}{n}}\Bigr)`.
 
@@ -133,7 +133,7 @@ REGIMES = ("small", "large-log", "large")
 def fmt21_regime_approximation(
     eps0: ArrayLike, n: ArrayLike, delta: ArrayLike, regime: str
 ) -> np.ndarray | float:
-    r"""The seed's two-regime reading of the bound (seed 004, text after equation (1)):
+    r"""Canonne's two-regime reading of the bound ("Privacy Doona", text after equation (1)):
 
     - ``"small"`` (:math:`\varepsilon_0\ll 1`): :math:`8\varepsilon_0\sqrt{\ln(4/\delta)/n}`,
       the first-order expansion of equation (1);

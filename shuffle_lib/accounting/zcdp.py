@@ -3,7 +3,7 @@ r"""Zero-concentrated DP (zCDP) and its conversion to :math:`(\varepsilon,\delta
 A mechanism is :math:`\rho`-zCDP when the Rényi divergence of order :math:`\alpha` between its
 outputs on neighbouring datasets is at most :math:`\rho\alpha` for every :math:`\alpha>1`
 (Bun & Steinke 2016). The US Census Bureau states its 2020 budgets in :math:`\rho` and converts
-them with the Bun-Steinke formula (seed 003, "Comparisons with 2020 Census").
+them with the Bun-Steinke formula (Bailie, Gong & Meng 2023, "Comparisons with 2020 Census").
 """
 
 from __future__ import annotations
@@ -107,7 +107,8 @@ def zcdp_to_approx_dp(
     r"""Convert :math:`\rho`-zCDP to :math:`(\varepsilon,\delta)`-DP; returns :math:`\varepsilon`.
 
     - ``"bun-steinke"``: :math:`\varepsilon=\rho+2\sqrt{\rho\ln(1/\delta)}` (Bun & Steinke 2016,
-      Proposition 1.3), the formula the Census Bureau uses (seed 003, 2020 Census table).
+      Proposition 1.3), the formula the Census Bureau uses (Bailie, Gong & Meng 2023, 2020 Census
+      table).
     - ``"cks"``: :math:`\varepsilon=\inf_{\alpha>1}\,\alpha\rho+\ln(1-1/\alpha)
       -\frac{\ln\alpha+\ln\delta}{\alpha-1}` (Canonne, Kamath & Steinke 2020, Section 2.3),
       never larger than Bun-Steinke. Every :math:`\alpha` gives a valid bound, so the numerical
