@@ -415,7 +415,8 @@ def level_tagged_rr_epsilon(
     eps_i: ArrayLike, delta: float, counts: ArrayLike | None = None, floor: bool = False
 ) -> float:
     r"""Shuffled personalized binary randomized response (GSPA Algorithm 2) when every report
-    **travels with its sender's level** and levels belong to people (user-tied model).
+    **travels with its sender's level**, levels belonging to people (a variant of the user-tied
+    model, whose reports travel without levels).
 
     The analyst then sees, for every distinct level, how many reports at that level are ones; the
     reports at other levels do not depend on the target's bit. So the target hides only among the
