@@ -10,6 +10,7 @@ draw induces: ``z = y[order]`` with ``order = output_order(reference, sampled)``
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_intege
 from shuffle_lib.permutations import (
     check_permutation,
     inverse,
+    kendall_tau_distance,
     mallows_log_normalizer,
     mallows_sample,
     rank_distance,
@@ -173,6 +175,32 @@ def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
             groups[i] = reach[[i]].indices.astype(np.int64)
         reach = (reach @ step).astype(bool)
     return [np.sort(g) for g in groups]
+
+
+def groups_from_forest(forest: nx.Graph) -> Groups:
+    r"""Two-member groups, one per edge of a forest whose nodes are ``0..n-1``: each tree is rooted
+    at its smallest node, person ``v`` gets :math:`G_v=\{v,\mathrm{parent}(v)\}` and a root gets
+    :math:`\{v\}`. Every edge is then exactly one group, so the largest width of any reference
+    ranking is the *bandwidth* of the graph under that ordering,
+    :math:`\max_{\{u,v\}\in E}|\sigma_0^{-1}(u)-\sigma_0^{-1}(v)|`, and minimizing the width is
+    the bandwidth problem, NP-hard even on trees of maximum degree 3 (Garey, Graham, Johnson &
+    Knuth 1978). This replaces the reduction of Meehan et al. (2022), Theorem A.3.
+
+    >>> [g.tolist() for g in groups_from_forest(nx.path_graph(3))]
+    [[0], [1, 0], [2, 1]]
+    """
+    n = forest.number_of_nodes()
+    if n == 0 or set(forest.nodes) != set(range(n)):
+        raise ValueError("forest nodes must be exactly 0..n-1")
+    if not nx.is_forest(forest):
+        raise ValueError("the graph must be a forest (no cycles); a cycle has more edges than "
+                         "nodes can own")
+    groups = [np.array([v], dtype=np.int64) for v in range(n)]
+    for component in nx.connected_components(forest):
+        root = min(component)
+        for child, parent in nx.bfs_predecessors(forest, root):
+            groups[child] = np.array([child, parent], dtype=np.int64)
+    return groups
 
 
 def _forward_and_reverse(groups: Groups) -> tuple[np.ndarray, ...]:
@@ -337,13 +365,11 @@ def _log_weights_of_orders(reference: np.ndarray, orders: np.ndarray, distance: 
     return -np.array([rank_distance(o[reference], reference, distance) for o in orders], float)
 
 
-def _perm_index(perms: np.ndarray) -> np.ndarray:
-    """Rank of each row among all permutations of its length in lexicographic order."""
+def _lexicographic_codes(perms: np.ndarray) -> np.ndarray:
+    """Each row read as a base-n number; in lexicographic order these codes increase, so the
+    position of a permutation among all of them is a binary search (n at most 8: fits int64)."""
     n = perms.shape[1]
-    smaller_right = (perms[:, :, None] > perms[:, None, :]) & np.triu(np.ones((n, n), bool), 1)
-    code = smaller_right.sum(axis=2)
-    weights = np.array([math.factorial(n - 1 - i) for i in range(n)])
-    return code @ weights
+    return perms @ (n ** np.arange(n - 1, -1, -1, dtype=np.int64))
 
 
 def sensitivity_brute_force(reference: ArrayLike, groups: list[ArrayLike],
@@ -523,33 +549,128 @@ def _worst_change(values: np.ndarray, orders: np.ndarray, groups: Groups) -> flo
     values[o] - values[rho o] (orders lists every permutation, in lexicographic order)."""
     worst = 0.0
     n = orders.shape[1]
+    codes = _lexicographic_codes(orders)
     for group in {tuple(sorted(g.tolist())) for g in groups}:
         for rearranged in itertools.permutations(group):
             relabel = np.arange(n)
             relabel[list(group)] = rearranged
-            worst = max(worst, float(np.max(values - values[_perm_index(relabel[orders])])))
+            partner = np.searchsorted(codes, _lexicographic_codes(relabel[orders]))
+            worst = max(worst, float(np.max(values - values[partner])))
     return worst
 
 
+def kendall_tau_positions(a: ArrayLike, b: ArrayLike) -> int:
+    r"""Definition A.2 of Meehan et al. (2022) read literally on one-line arrays: the number of
+    **position** pairs :math:`i<j` whose entries are in opposite orders,
+    :math:`|\{(i,j): i<j,\ (a_i-a_j)(b_i-b_j)<0\}|`. This is not the item distance of
+    :func:`shuffle_lib.permutations.kendall_tau_distance` (pairs of items ranked in opposite
+    orders); the two agree when ``b`` is the identity, as in the paper's example, and differ in
+    general. Under this reading the d_sigma mechanism is not private
+    (:func:`exhaustive_privacy_loss` with ``reading="positions"``).
+
+    >>> kendall_tau_positions(np.arange(10), [0, 1, 2, 5, 4, 3, 6, 7, 8, 9])  # the paper's example
+    3
+    >>> kendall_tau_positions([0, 2, 1], [2, 0, 1]), kendall_tau_distance([0, 2, 1], [2, 0, 1])
+    (3, 1)
+    """
+    arr_a, arr_b = check_permutation(a, "a"), check_permutation(b, "b")
+    if arr_a.size != arr_b.size:
+        raise ValueError(f"permutations must have the same length, got {arr_a.size} and "
+                         f"{arr_b.size}")
+    # order the positions by b; the pairs that a puts the other way round are inversions
+    return kendall_tau_distance(arr_a[inverse(arr_b)], np.arange(arr_a.size))
+
+
+def kendall_neighbour_changes(reference: ArrayLike, orders: ArrayLike,
+                              relabel: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The pairs whose Kendall status changes when one group's reports are rearranged: the key
+    step of the sensitivity bound :math:`\Delta(\sigma_0:d_\tau,G)\le\omega_G(\omega_G+1)/2`
+    (Meehan et al. 2022, Property 4, proved in the book by the window argument, not by the
+    triangle inequality of the paper's proof).
+
+    For a release order :math:`o` (``z = y[o]``) let
+    :math:`\kappa_o(k)=\sigma_0^{-1}(o(\sigma_0(k)))` be the reference rank of the person whose
+    report lands in the slot of reference rank :math:`k`. Then
+    :math:`D(o)=d_\tau(o\sigma_0,\sigma_0)` is the number of slot pairs :math:`k<l` with
+    :math:`\kappa_o(k)>\kappa_o(l)`. Rearranging reports by ``relabel`` (:math:`\rho`, the
+    release order becomes :math:`\rho o`, ``relabel[o]``) replaces :math:`\kappa_o` by
+    :math:`\tau\circ\kappa_o` with :math:`\tau=\sigma_0^{-1}\rho\sigma_0`. When ``relabel``
+    only exchanges the members of one group, :math:`\tau` only moves ranks inside the group's
+    window, so only pairs with both ranks in that window can change (the tests enumerate this).
+    Works on whole tables of orders at once (memory ``len(orders) * n * n``), so for small ``n``.
+
+    ``orders`` is one release order or a 2-D array of them (one per row). Returns
+    ``(before, after, changed)``: :math:`D(o)` and :math:`D(\rho o)` for every row, and a boolean
+    array ``changed[m, u, v]`` (``u < v``) that is true when the slot pair holding the people of
+    reference ranks ``u`` and ``v`` (under :math:`o`) is counted by exactly one of the two
+    distances. ``before - after`` is the signed sum over the changed pairs.
+
+    >>> before, after, changed = kendall_neighbour_changes(np.arange(6), [0, 2, 3, 4, 5, 1],
+    ...                                                    [1, 0, 2, 3, 4, 5])
+    >>> int(before[0]), int(after[0]), np.argwhere(changed[0]).tolist()
+    (4, 5, [[0, 1]])
+    """
+    ref = check_permutation(reference, "reference")
+    rho = check_permutation(relabel, "relabel")
+    rows = np.atleast_2d(np.asarray(orders))
+    if rows.ndim != 2 or rows.shape[1] != ref.size or rho.size != ref.size:
+        raise ValueError(f"orders and relabel must have {ref.size} entries per row, got "
+                         f"{np.shape(orders)} and {rho.size}")
+    for row in rows:
+        check_permutation(row, "orders")
+    ranks = inverse(ref)
+    kappa = ranks[rows[:, ref]]
+    kappa_after = ranks[rho[rows][:, ref]]
+    upper = np.triu(np.ones((ref.size, ref.size), dtype=bool), 1)
+    status = (kappa[:, :, None] > kappa[:, None, :]) & upper
+    status_after = (kappa_after[:, :, None] > kappa_after[:, None, :]) & upper
+    m, first, second = np.nonzero(status != status_after)
+    u, v = kappa[m, first], kappa[m, second]
+    changed = np.zeros((rows.shape[0], ref.size, ref.size), dtype=bool)
+    changed[m, np.minimum(u, v), np.maximum(u, v)] = True
+    return status.sum(axis=(1, 2)), status_after.sum(axis=(1, 2)), changed
+
+
 def exhaustive_privacy_loss(mechanism: DSigmaMechanism,
-                            groups: list[ArrayLike] | None = None) -> float:
+                            groups: list[ArrayLike] | None = None,
+                            reading: str = "items") -> float:
     r"""The exact d_sigma privacy loss of ``mechanism`` for tiny ``n`` (at most 8): the largest
     log-ratio :math:`\log P[A(\sigma(y))=z]/P[A(\sigma'(y))=z]` over all neighbouring input orders
     :math:`\sigma\sim_{G_i}\sigma'` of ``groups`` (default: the mechanism's own) and all outputs,
     for reports that are all distinct (the worst case). Two input orders that differ by a
     rearrangement :math:`\rho` of one group make release orders :math:`o` and :math:`\rho o`
     produce the same output, so the loss is :math:`\max_{o,i,\rho}\log P(o)-\log P(\rho o)`.
-    Theorem 4.3 says it is at most :math:`\alpha`.
+    Theorem 4.3 of Meehan et al. (2022) says it is at most :math:`\alpha`.
+
+    ``reading="items"`` (default) uses the mechanism's own probabilities
+    (:meth:`DSigmaMechanism.permutation_log_prob`: Kendall's tau counts pairs of items).
+    ``reading="positions"`` replaces Kendall's tau by the literal reading of the paper's
+    Definition A.2 (:func:`kendall_tau_positions`, pairs of positions), with the same
+    normalizer; the release order then follows a Mallows model around the original order whatever
+    the reference, and the guarantee fails. For Hamming distance the two readings coincide.
 
     >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=1.0)
     >>> exhaustive_privacy_loss(mech) <= 1.0 + 1e-12
     True
+    >>> mech = DSigmaMechanism([[0, 3], [1], [2], [3, 0]], alpha=1.0)  # width 1 in the reference
+    >>> round(exhaustive_privacy_loss(mech), 6), round(exhaustive_privacy_loss(mech, None,
+    ...                                                                        "positions"), 6)
+    (1.0, 5.0)
     """
     if mechanism.n > 8:
         raise ValueError(f"exhaustive check is for n <= 8, got n = {mechanism.n}")
+    if reading not in ("items", "positions"):
+        raise ValueError(f"reading must be 'items' or 'positions', got {reading!r}")
     checked = mechanism._checked if groups is None else check_groups(groups, mechanism.n)
     orders = _all_permutations(mechanism.n)
-    log_probs = np.array([mechanism.permutation_log_prob(o) for o in orders])
+    if reading == "positions" and mechanism.distance == "kendall" and not math.isinf(
+            mechanism.theta):
+        ref = mechanism.reference
+        log_norm = mallows_log_normalizer(mechanism.n, mechanism.theta, "kendall")
+        log_probs = np.array([-mechanism.theta * kendall_tau_positions(o[ref], ref) - log_norm
+                              for o in orders])
+    else:
+        log_probs = np.array([mechanism.permutation_log_prob(o) for o in orders])
     if np.isinf(log_probs).any():  # no shuffling: the release order is fixed
         return 0.0 if all(g.size == 1 for g in checked) else math.inf
     return _worst_change(log_probs, orders, checked)
@@ -608,11 +729,18 @@ def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
     as floats). Derived directly: choose the ``a`` leaving members and the ``a`` entering outsiders,
     where they land, and count the bijections inside and outside the subset by their fixed points
     (inclusion-exclusion). It is the count :math:`c_h` behind Meehan et al. (2022), Theorem A.4,
-    whose printed formula lost symbols in extraction; the tests check it against enumeration."""
+    whose printed formula lost symbols in extraction; the tests check it against enumeration and
+    against :func:`hamming_class_count`. Results are cached (a fresh copy is returned)."""
     size = check_integer(n, "n", 1)
     ell = check_integer(subset_size, "subset_size", 1)
     if ell > size:
         raise ValueError(f"subset_size {ell} exceeds n = {size}")
+    return _crossing_counts(size, ell).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _crossing_counts(size: int, ell: int) -> np.ndarray:
+    """The table of :func:`hamming_crossing_counts` (validated arguments), computed once."""
     rest = size - ell
     counts = np.zeros((size + 1, ell + 1))
     for a in range(min(ell, rest) + 1):
@@ -630,6 +758,7 @@ def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
                     for f2 in range(c2 + 1):
                         outside = _bijections_with_fixed_points(rest - a, c2, f2)
                         counts[size - f1 - f2, a] += float(base * inside * outside)
+    counts.flags.writeable = False  # shared by every caller of the cache
     return counts
 
 
@@ -658,9 +787,15 @@ def hamming_preservation_delta(n: int, subset_size: int, eta: float, theta: floa
 
 
 def optimal_width_brute_force(groups: list[ArrayLike]) -> tuple[int, np.ndarray]:
-    """The smallest possible largest width over all reference rankings, by enumeration (the
-    problem is NP-hard in general, Meehan et al. 2022, Theorem A.3); ``n`` at most 9. Returns the
-    width and one optimal ranking."""
+    """The smallest possible largest width over all reference rankings, by enumeration; ``n`` at
+    most 9. The problem is NP-hard in general: with the two-member groups of
+    :func:`groups_from_forest` it is graph bandwidth (Garey, Graham, Johnson & Knuth 1978); the
+    job-shop argument of Meehan et al. (2022), Theorem A.3, does not prove it. Returns the width
+    and one optimal ranking (the first in lexicographic order).
+
+    >>> optimal_width_brute_force([[0, 3], [1, 2], [2, 1], [3, 0]])[0]
+    1
+    """
     checked = check_groups(groups)
     n = len(checked)
     if n > 9:
@@ -686,3 +821,117 @@ def random_reference_width(groups: list[ArrayLike], rng: RngLike = None) -> int:
     (2022), Appendix A.16."""
     checked = check_groups(groups)
     return max_width(as_rng(rng).permutation(len(checked)), checked)
+
+
+def groups_with_known_width(n: int, width: int, placement: str = "centred",
+                            rng: RngLike = None) -> tuple[Groups, np.ndarray]:
+    r"""Test instances whose optimal reference is known, built as in Meehan et al. (2022),
+    Appendix A.16 (Figure 9): draw a hidden ranking :math:`\sigma^*` uniformly at random, and give
+    each person a group of :math:`\omega+1` people that are consecutive in :math:`\sigma^*` and
+    include them. With ``placement="centred"`` the run is centred on the person (moved inwards at
+    the two ends); with ``"random"`` it is a uniformly chosen run of that length containing the
+    person. Members are listed in random order, so the group lists leak nothing about
+    :math:`\sigma^*`.
+
+    The optimal largest width is exactly ``width``: :math:`\sigma^*` achieves it, and a group of
+    :math:`\omega+1` distinct people spans at least :math:`\omega+1` ranks in any ranking. (The
+    paper states the optimum as :math:`\min(n,w)` for groups of size :math:`w`, counting the ranks
+    a group spans; this library counts the gap, :math:`w-1`.) Returns ``(groups, hidden)``.
+
+    >>> groups, hidden = groups_with_known_width(6, 2, rng=0)
+    >>> max_width(hidden, groups), sorted(len(g) for g in groups)
+    (2, [3, 3, 3, 3, 3, 3])
+    """
+    size = check_integer(n, "n", 1)
+    w = check_integer(width, "width", 0)
+    if w >= size:
+        raise ValueError(f"width must be at most n - 1 = {size - 1}, got {w}")
+    if placement not in ("centred", "random"):
+        raise ValueError(f"placement must be 'centred' or 'random', got {placement!r}")
+    gen = as_rng(rng)
+    hidden = gen.permutation(size)
+    rank = np.arange(size)
+    if placement == "centred":
+        start = np.clip(rank - w // 2, 0, size - 1 - w)
+    else:
+        low, high = np.maximum(rank - w, 0), np.minimum(rank, size - 1 - w)
+        start = low + np.floor(gen.random(size) * (high - low + 1)).astype(np.int64)
+    runs = gen.permuted(hidden[start[:, None] + np.arange(w + 1)[None, :]], axis=1)
+    groups: Groups = [np.empty(0, dtype=np.int64)] * size
+    for k in range(size):
+        groups[hidden[k]] = runs[k].astype(np.int64)
+    return groups, hidden
+
+
+def hamming_decomposition(reference: ArrayLike, sampled: ArrayLike,
+                          subset: ArrayLike) -> tuple[np.ndarray, ...]:
+    r"""The four sets of the proof of Meehan et al. (2022), Theorem A.4, for a reference ranking
+    :math:`\sigma_0`, a sampled ranking :math:`\sigma` and a subset :math:`S` of people. Let
+    :math:`P` be the ranks that :math:`S` holds in :math:`\sigma_0`.
+
+    - :math:`A`: people outside :math:`S` whom :math:`\sigma` puts at ranks in :math:`P`;
+    - :math:`B`: members of :math:`S` at ranks in :math:`P`, but not at their own;
+    - :math:`C`: members of :math:`S` that :math:`\sigma` puts outside :math:`P`
+      (:math:`|C|=|A|`);
+    - :math:`D`: people outside :math:`S\cup A` that moved.
+
+    They partition the people who moved, so :math:`d_H(\sigma,\sigma_0)=|A|+|B|+|C|+|D|`, and
+    the release keeps a fraction :math:`1-|A|/|S|` of :math:`S`. Returns ``(A, B, C, D)`` sorted.
+
+    >>> ref = np.array([1, 2, 3, 5, 4, 7, 8, 10, 9, 6]) - 1  # the paper's example, 0-based
+    >>> drawn = np.array([1, 3, 2, 7, 8, 5, 4, 6, 10, 9]) - 1
+    >>> [(x + 1).tolist() for x in hamming_decomposition(ref, drawn, np.array([2, 4, 5, 8]) - 1)]
+    [[3, 7], [4, 8], [2, 5], [6, 9, 10]]
+    """
+    ref = check_permutation(reference, "reference")
+    drawn = check_permutation(sampled, "sampled")
+    if drawn.size != ref.size:
+        raise ValueError("reference and sampled ranking must have the same length")
+    members = np.unique(np.asarray(subset))
+    if members.size == 0 or not np.issubdtype(members.dtype, np.integer) or (
+            members.min() < 0 or members.max() >= ref.size):
+        raise ValueError(f"subset must be non-empty indices in 0..{ref.size - 1}, got {subset!r}")
+    in_subset = np.zeros(ref.size, dtype=bool)
+    in_subset[members] = True
+    held = drawn[inverse(ref)[members]]  # who now holds the ranks of S
+    entered = np.sort(held[~in_subset[held]])
+    shuffled = np.sort(held[in_subset[held] & (held != members)])
+    left = np.setdiff1d(members, held)
+    moved = drawn != ref  # ranks whose holder changed; ref[moved] lists the people who moved
+    others = ref[moved]
+    rest = np.sort(others[~in_subset[others] & ~np.isin(others, entered)])
+    return entered, shuffled, left, rest
+
+
+def _avoiding_arrangements(p: int, m: int) -> int:
+    """f(p, m) of Meehan et al. (2022), Theorem A.4: arrangements of p + m objects in their p + m
+    places in which none of the first p is in its own place (inclusion-exclusion)."""
+    return sum((-1) ** q * math.comb(p, q) * math.factorial(p + m - q) for q in range(p + 1))
+
+
+def hamming_class_count(n: int, subset_size: int, a: int, b: int, d: int) -> int:
+    r"""Number of permutations of ``n`` people with :math:`|A|=|C|=a`, :math:`|B|=b` and
+    :math:`|D|=d` for a subset of size :math:`\ell` (the four sets of
+    :func:`hamming_decomposition`), as counted in the proof of Meehan et al. (2022), Theorem A.4
+    (its printed formula lost symbols in extraction; this is our reading of it):
+
+    .. math:: \binom{\ell}{a}\binom{\ell-a}{b}\binom{n-\ell}{a}\binom{n-\ell-a}{d}\,
+              f(b,a)\,f(d,a),\qquad f(p,m)=\sum_{q=0}^{p}(-1)^q\binom pq(p+m-q)!
+
+    (choose who leaves, who shuffles inside, who enters, who moves outside; then place them with
+    no shuffled person in their own place). Summed over :math:`b+d=h-2a`, it is an independent
+    route to :func:`hamming_crossing_counts`.
+
+    >>> hamming_class_count(10, 4, 2, 2, 3)  # the class of the paper's example
+    322560
+    """
+    size = check_integer(n, "n", 1)
+    ell = check_integer(subset_size, "subset_size", 1)
+    if ell > size:
+        raise ValueError(f"subset_size {ell} exceeds n = {size}")
+    a_, b_, d_ = (check_integer(v, name, 0) for v, name in ((a, "a"), (b, "b"), (d, "d")))
+    if a_ + b_ > ell or a_ + d_ > size - ell:
+        return 0
+    return (math.comb(ell, a_) * math.comb(ell - a_, b_) * math.comb(size - ell, a_)
+            * math.comb(size - ell - a_, d_) * _avoiding_arrangements(b_, a_)
+            * _avoiding_arrangements(d_, a_))

@@ -387,3 +387,50 @@ def random_derangement(m: int, rng: RngLike = None) -> np.ndarray:
     perm = np.empty(size, np.int64)
     fill_uniform_derangement(perm, as_rng(rng))
     return perm
+
+
+def max_kendall_given_hamming(n: int, h: int) -> int:
+    r"""The largest Kendall distance between two rankings of ``n`` items that differ in exactly
+    ``h`` positions (rank distances of Meehan et al. 2022, Definitions A.2 and A.3):
+
+    .. math:: \max d_\tau = \begin{cases} h(2n-h-1)/2 & h \text{ even},\\
+              (h-1)(2n-h)/2 - 1 & h \text{ odd}, h\ge 3.\end{cases}
+
+    For even :math:`h` this is :math:`\binom h2+h(n-h)`: every pair that involves a moved item is
+    inverted. For odd :math:`h` it is one less than the value at :math:`h-1`, so the maximum is not
+    monotone in :math:`h`. ``h = 1`` is impossible. Proof in the book's d_sigma definition
+    chapter; checked by enumeration in the tests. Not a result of the paper, whose example
+    (:math:`n=10`, :math:`d_\tau=3`, :math:`d_H=2`) is far from this maximum (17).
+
+    >>> [max_kendall_given_hamming(10, h) for h in (0, 2, 3, 4, 5)]
+    [0, 17, 16, 30, 29]
+    """
+    n_val = check_integer(n, "n", 1)
+    h_val = check_integer(h, "h", 0)
+    if h_val > n_val or h_val == 1:
+        raise ValueError(f"rankings of {n_val} items cannot differ in exactly {h_val} positions")
+    if h_val % 2 == 0:
+        return h_val * (2 * n_val - h_val - 1) // 2
+    return (h_val - 1) * (2 * n_val - h_val) // 2 - 1
+
+
+def kendall_extremal_permutation(n: int, h: int) -> np.ndarray:
+    r"""A permutation at Hamming distance ``h`` from the identity whose Kendall distance to it is
+    :func:`max_kendall_given_hamming`: move the first :math:`\lceil h/2\rceil` and the last
+    :math:`\lfloor h/2\rfloor` positions and reverse them among themselves; for odd :math:`h` the
+    reversal would fix the middle moved position, so swap the images of the two middle moved
+    positions (this costs one inversion).
+
+    >>> kendall_extremal_permutation(6, 3).tolist()
+    [5, 0, 2, 3, 4, 1]
+    """
+    max_kendall_given_hamming(n, h)  # validates
+    left = (h + 1) // 2
+    moved = np.concatenate([np.arange(left), np.arange(n - (h - left), n)]).astype(np.int64)
+    images = moved[::-1].copy()
+    if h % 2 == 1:
+        mid = left - 1  # the middle moved position, which the reversal would fix
+        images[mid], images[mid + 1] = images[mid + 1], images[mid]
+    out = np.arange(n, dtype=np.int64)
+    out[moved] = images
+    return out

@@ -15,12 +15,18 @@ from shuffle_lib.dsigma import (
     empirical_preservation,
     exhaustive_privacy_loss,
     group_widths,
+    groups_from_forest,
     groups_from_graph,
     groups_nearest,
+    groups_with_known_width,
     groups_within_radius,
+    hamming_class_count,
     hamming_crossing_counts,
+    hamming_decomposition,
     hamming_preservation_delta,
+    kendall_neighbour_changes,
     kendall_sensitivity,
+    kendall_tau_positions,
     max_width,
     optimal_width_brute_force,
     output_order,
@@ -31,6 +37,7 @@ from shuffle_lib.dsigma import (
     sensitivity_brute_force,
     z_order,
 )
+from shuffle_lib.permutations import kendall_tau_distance, rank_distance
 
 # Appendix A.10 of Meehan et al. (2022), 1-based as printed: G5 = {5, 2, 3, 8, 4}, G4 = {4, 5, 7},
 # G8 = {8, 3, 5}; the other groups are one choice consistent with its figure and reference.
@@ -263,6 +270,20 @@ def test_reidentification_bound() -> None:
         (lambda: groups_from_graph(nx.path_graph(3), -1), "non-negative"),
         (lambda: preservation([1, 0], []), "subset"),
         (lambda: sensitivity_brute_force(np.arange(9), [[i] for i in range(9)]), "n <= 8"),
+        (lambda: exhaustive_privacy_loss(DSigmaMechanism([[0], [1]], 1.0), reading="pairs"),
+         "reading"),
+        (lambda: kendall_tau_positions([0, 1], [0, 1, 2]), "same length"),
+        (lambda: kendall_neighbour_changes([0, 1, 2], [[0, 1]], [0, 1, 2]), "entries"),
+        (lambda: kendall_neighbour_changes([0, 1, 2], [[0, 1, 1]], [0, 1, 2]), "permutation"),
+        (lambda: groups_from_forest(nx.cycle_graph(4)), "forest"),
+        (lambda: groups_from_forest(nx.relabel_nodes(nx.path_graph(3), {0: 5})), "0..n-1"),
+        (lambda: groups_with_known_width(5, 5), "at most n - 1"),
+        (lambda: groups_with_known_width(5, -1), "width"),
+        (lambda: groups_with_known_width(5, 2, placement="left"), "placement"),
+        (lambda: hamming_decomposition([0, 1, 2], [0, 1, 2], [3]), "subset"),
+        (lambda: hamming_decomposition([0, 1, 2], [0, 1], [0]), "same length"),
+        (lambda: hamming_class_count(4, 5, 0, 0, 0), "exceeds"),
+        (lambda: hamming_class_count(4, 2, -1, 0, 0), "a"),
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
@@ -275,3 +296,212 @@ def test_check_groups_drops_repeated_members_and_keeps_order() -> None:
 
     cleaned = check_groups([[0, 2, 2, 1], [1], [2, 0, 2]])
     assert [g.tolist() for g in cleaned] == [[0, 2, 1], [1], [2, 0]]
+
+
+def _definition_a2_literally(a: np.ndarray, b: np.ndarray) -> int:
+    n = a.size
+    return sum(int((a[i] - a[j]) * (b[i] - b[j]) < 0) for i in range(n) for j in range(i + 1, n))
+
+
+def test_kendall_tau_positions_is_definition_a2_read_literally(rng: np.random.Generator) -> None:
+    identity = np.arange(10)
+    assert kendall_tau_positions(identity, [0, 1, 2, 5, 4, 3, 6, 7, 8, 9]) == 3  # the paper's
+    differ = 0
+    for _ in range(200):
+        a, b = rng.permutation(7), rng.permutation(7)
+        assert kendall_tau_positions(a, b) == _definition_a2_literally(a, b)
+        assert kendall_tau_positions(a, np.arange(7)) == kendall_tau_distance(a, np.arange(7))
+        differ += kendall_tau_positions(a, b) != kendall_tau_distance(a, b)
+    assert differ > 50  # the two readings really are different distances
+
+
+def test_position_reading_breaks_the_guarantee_and_item_reading_keeps_it() -> None:
+    # 0 and 5 form a group; the reference puts them side by side (width 1, theta = alpha = 1).
+    # Read by positions, the Mallows model ignores the reference (d = inversions of o), and
+    # swapping the reports of 0 and 5 changes the distance by up to 2 (n - 2) + 1 = 9.
+    groups = [np.array([0, 5])] + [np.array([i]) for i in range(1, 5)] + [np.array([5, 0])]
+    mech = DSigmaMechanism(groups, alpha=1.0)
+    assert mech.width == 1
+    assert exhaustive_privacy_loss(mech) == pytest.approx(1.0)
+    assert exhaustive_privacy_loss(mech, reading="positions") == pytest.approx(9.0)
+    # brute force of the position reading, sharing no code with the library's loop
+    orders = [np.array(o) for o in itertools.permutations(range(6))]
+    weight = {tuple(o): -_definition_a2_literally(o[mech.reference], mech.reference)
+              for o in orders}
+    swap = np.array([5, 1, 2, 3, 4, 0])
+    assert max(weight[tuple(o)] - weight[tuple(swap[o])] for o in orders) == 9
+    hamming = DSigmaMechanism(groups, alpha=1.0, distance="hamming")
+    assert exhaustive_privacy_loss(hamming, reading="positions") == exhaustive_privacy_loss(hamming)
+
+
+def test_exhaustive_loss_against_a_dictionary_lookup() -> None:
+    mech = DSigmaMechanism(_random_groups(5, np.random.default_rng(11), 2), alpha=1.5)
+    orders = [np.array(o) for o in itertools.permutations(range(5))]
+    logp = {tuple(o): mech.permutation_log_prob(o) for o in orders}
+    worst = 0.0
+    for g in mech._checked:
+        for rearranged in itertools.permutations(g.tolist()):
+            relabel = np.arange(5)
+            relabel[g] = rearranged
+            worst = max(worst, max(logp[tuple(o)] - logp[tuple(relabel[o])] for o in orders))
+    assert exhaustive_privacy_loss(mech) == pytest.approx(worst, abs=1e-12)
+
+
+def test_kendall_neighbour_changes_against_brute_force(rng: np.random.Generator) -> None:
+    n = 6
+    reference = rng.permutation(n)
+    ranks = np.argsort(reference)
+    orders = np.array(list(itertools.permutations(range(n))))
+    relabel = np.arange(n)
+    relabel[[1, 4, 2]] = [4, 2, 1]
+    before, after, changed = kendall_neighbour_changes(reference, orders, relabel)
+    for m in rng.choice(len(orders), size=60, replace=False):
+        o = orders[m]
+        assert before[m] == rank_distance(o[reference], reference)
+        assert after[m] == rank_distance(relabel[o][reference], reference)
+        expected = np.zeros((n, n), dtype=bool)
+        for s, t in itertools.combinations(range(n), 2):  # slots by reference rank, s < t
+            x, y = o[reference[s]], o[reference[t]]  # people whose reports land there
+            flips = (ranks[x] > ranks[y]) != (ranks[relabel[x]] > ranks[relabel[y]])
+            if flips:
+                expected[min(ranks[x], ranks[y]), max(ranks[x], ranks[y])] = True
+        np.testing.assert_array_equal(changed[m], expected)
+    # the signed sum over changed pairs is the change of the distance
+    assert np.all(np.abs(before - after) <= changed.sum(axis=(1, 2)))
+
+
+@pytest.mark.parametrize("ranks", [(0, 1), (0, 5), (2, 3, 4), (0, 2, 5), (1, 2, 4, 6), (0, 3)])
+def test_window_argument_of_the_sensitivity_bound(ranks: tuple[int, ...]) -> None:
+    """Only pairs with both reference ranks inside the group's window change status, so the
+    Kendall change is at most w (w + 1) / 2; the triangle-inequality step is false."""
+    n = 7 if max(ranks) == 6 else 6
+    reference = np.random.default_rng(sum(ranks)).permutation(n)
+    group = reference[list(ranks)]
+    width = max(ranks) - min(ranks)
+    window = np.zeros(n, dtype=bool)
+    window[min(ranks):max(ranks) + 1] = True
+    orders = np.array(list(itertools.permutations(range(n))))
+    largest = 0
+    for rearranged in itertools.permutations(group):
+        relabel = np.arange(n)
+        relabel[group] = rearranged
+        before, after, changed = kendall_neighbour_changes(reference, orders, relabel)
+        u, v = np.nonzero(changed.any(axis=0))
+        assert window[u].all() and window[v].all()
+        assert changed.sum(axis=(1, 2)).max() <= width * (width + 1) // 2
+        largest = max(largest, int(np.abs(before - after).max()))
+    assert largest <= kendall_sensitivity(width)
+    if len(ranks) == width + 1:  # the group fills its window: it can be reversed, bound attained
+        assert largest == kendall_sensitivity(width)
+    else:
+        assert largest < kendall_sensitivity(width)
+
+
+def test_the_false_step_counterexample() -> None:
+    # sigma_0 = identity, G = {0, 1}: width 1, but the two draws differ by a swap of items that
+    # sit at ranks 0 and 5 of the draw, Kendall distance 9 > 1 = w (w + 1) / 2.
+    o = np.array([0, 2, 3, 4, 5, 1])
+    relabel = np.array([1, 0, 2, 3, 4, 5])
+    assert kendall_tau_distance(o, relabel[o]) == 9
+    before, after, _ = kendall_neighbour_changes(np.arange(6), o, relabel)
+    assert abs(int(before[0]) - int(after[0])) == 1
+
+
+def _bandwidth(graph: nx.Graph, ordering: np.ndarray) -> int:
+    position = {int(v): k for k, v in enumerate(ordering)}
+    return max((abs(position[u] - position[v]) for u, v in graph.edges), default=0)
+
+
+def test_forest_groups_turn_the_width_into_the_bandwidth() -> None:
+    gen = np.random.default_rng(9)
+    trees = [nx.path_graph(7), nx.star_graph(6), nx.balanced_tree(2, 2)]
+    while len(trees) < 6:  # random trees of maximum degree 3
+        tree = nx.random_labeled_tree(7, seed=int(gen.integers(1_000_000)))
+        if max(d for _, d in tree.degree) <= 3:
+            trees.append(tree)
+    orderings = [np.array(p) for p in itertools.permutations(range(7))]
+    for tree in trees:
+        groups = groups_from_forest(tree)
+        assert sorted(tuple(sorted(g.tolist())) for g in groups if g.size == 2) == sorted(
+            tuple(sorted(e)) for e in tree.edges)
+        for ordering in orderings[::7]:
+            assert max_width(ordering, groups) == _bandwidth(tree, ordering)
+        best, ranking = optimal_width_brute_force(groups)
+        assert best == min(_bandwidth(tree, o) for o in orderings)
+        assert _bandwidth(tree, ranking) == best
+    assert optimal_width_brute_force(groups_from_forest(nx.star_graph(6)))[0] == 3  # ceil(6/2)
+    forest = nx.union(nx.path_graph(3), nx.path_graph(range(3, 5)))
+    assert [g.tolist() for g in groups_from_forest(forest)] == [[0], [1, 0], [2, 1], [3], [4, 3]]
+
+
+@pytest.mark.parametrize("placement", ["centred", "random"])
+def test_groups_with_known_width_have_that_optimum(placement: str) -> None:
+    gen = np.random.default_rng(12)
+    for n, width in ((7, 1), (7, 2), (8, 3), (8, 0), (6, 5)):
+        groups, hidden = groups_with_known_width(n, width, placement, rng=gen)
+        assert all(g.size == width + 1 and i in g for i, g in enumerate(groups))
+        assert all(np.unique(g).size == g.size for g in groups)
+        assert max_width(hidden, groups) == width
+        assert optimal_width_brute_force(groups)[0] == width  # brute force
+    groups, hidden = groups_with_known_width(500, 7, placement, rng=gen)
+    ranks = np.argsort(hidden)
+    assert all(np.ptp(ranks[g]) == 7 for g in groups)  # every group is a run of hidden ranks
+    for _ in range(50):  # the lower bound: no ranking does better
+        assert max_width(gen.permutation(500), groups) >= 7
+    assert max_width(bfs_reference_permutation(groups), groups) >= 7
+
+
+def test_groups_with_known_width_centred_runs_and_seeding() -> None:
+    groups, hidden = groups_with_known_width(9, 4, "centred", rng=3)
+    ranks = np.argsort(hidden)
+    for k in range(9):
+        start = min(max(k - 2, 0), 4)
+        assert sorted(ranks[groups[hidden[k]]].tolist()) == list(range(start, start + 5))
+    again, _ = groups_with_known_width(9, 4, "centred", rng=3)
+    assert all(np.array_equal(a, b) for a, b in zip(groups, again, strict=True))
+
+
+def test_hamming_decomposition_of_the_paper_and_of_random_draws(rng: np.random.Generator) -> None:
+    ref = np.array([1, 2, 3, 5, 4, 7, 8, 10, 9, 6]) - 1
+    drawn = np.array([1, 3, 2, 7, 8, 5, 4, 6, 10, 9]) - 1
+    subset = np.array([2, 4, 5, 8]) - 1
+    a, b, c, d = hamming_decomposition(ref, drawn, subset)
+    assert [(x + 1).tolist() for x in (a, b, c, d)] == [[3, 7], [4, 8], [2, 5], [6, 9, 10]]
+    assert rank_distance(drawn, ref, "hamming") == 9
+    assert preservation(output_order(ref, drawn), subset) == 0.5
+    for _ in range(300):
+        ref = rng.permutation(12)
+        drawn = ref.copy()
+        free = np.flatnonzero(rng.random(12) < 0.5)  # keep about half of the ranks in place
+        drawn[free] = ref[free][rng.permutation(free.size)]
+        subset = rng.choice(12, size=int(rng.integers(1, 12)), replace=False)
+        parts = hamming_decomposition(ref, drawn, subset)
+        together = np.concatenate(parts)
+        assert np.unique(together).size == together.size  # disjoint
+        assert np.array_equal(np.sort(together), np.sort(ref[drawn != ref]))  # = who moved
+        assert parts[0].size == parts[2].size
+        assert preservation(output_order(ref, drawn), subset) == pytest.approx(
+            1 - parts[0].size / np.unique(subset).size)
+
+
+def test_hamming_class_count_against_enumeration_and_the_crossing_counts() -> None:
+    n, ell = 8, 3
+    ref = np.arange(n)
+    subset = np.array([1, 4, 6])
+    classes: dict[tuple[int, int, int], int] = {}
+    for p in itertools.permutations(range(n)):
+        a, b, _, d = hamming_decomposition(ref, np.array(p), subset)
+        key = (a.size, b.size, d.size)
+        classes[key] = classes.get(key, 0) + 1
+    for a in range(ell + 1):
+        for b in range(ell + 1):
+            for d in range(n + 1):
+                assert hamming_class_count(n, ell, a, b, d) == classes.get((a, b, d), 0)
+    assert hamming_class_count(10, 4, 2, 2, 3) == 322560  # the paper's example class
+    for n, ell in ((12, 5), (20, 7)):
+        counts = hamming_crossing_counts(n, ell)
+        for h in range(n + 1):
+            for a in range(ell + 1):
+                total = sum(hamming_class_count(n, ell, a, b, h - 2 * a - b)
+                            for b in range(max(0, h - 2 * a + 1)))
+                assert counts[h, a] == pytest.approx(total, rel=1e-12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -16,11 +17,13 @@ from shuffle_lib.permutations import (
     hamming_distance,
     inverse,
     is_permutation,
+    kendall_extremal_permutation,
     kendall_tau_distance,
     log_derangements,
     mallows_log_normalizer,
     mallows_log_pmf,
     mallows_sample,
+    max_kendall_given_hamming,
     random_derangement,
     rank_distance,
 )
@@ -147,3 +150,46 @@ def test_extreme_theta_stays_finite() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_max_kendall_by_brute_force_over_all_pairs() -> None:
+    for n in range(2, 6):
+        perms = [np.array(p) for p in itertools.permutations(range(n))]
+        best: dict = defaultdict(int)
+        for a in perms:
+            for b in perms:
+                h = hamming_distance(a, b)
+                best[h] = max(best[h], kendall_tau_distance(a, b))
+        assert set(best) == {0, *range(2, n + 1)}
+        for h, value in best.items():
+            assert max_kendall_given_hamming(n, h) == value
+
+
+def test_max_kendall_against_the_identity_up_to_eight() -> None:
+    """Both distances are unchanged by relabelling items, so comparing with the identity covers
+    all pairs; inversions and fixed points are counted here without the library."""
+    for n in (6, 7, 8):
+        perms = np.array(list(itertools.permutations(range(n))))
+        upper = np.triu(np.ones((n, n), dtype=bool), 1)
+        inversions = ((perms[:, :, None] > perms[:, None, :]) & upper).sum(axis=(1, 2))
+        moved = (perms != np.arange(n)).sum(axis=1)
+        for h in {0, *range(2, n + 1)}:
+            assert max_kendall_given_hamming(n, h) == inversions[moved == h].max()
+
+
+def test_extremal_permutation_attains_the_maximum() -> None:
+    for n in range(2, 41):
+        for h in (0, *range(2, n + 1)):
+            perm = kendall_extremal_permutation(n, h)
+            assert hamming_distance(np.arange(n), perm) == h
+            assert kendall_tau_distance(np.arange(n), perm) == max_kendall_given_hamming(n, h)
+
+
+def test_max_kendall_is_not_monotone() -> None:
+    for n in range(3, 30):
+        for h in range(3, n + 1, 2):
+            assert max_kendall_given_hamming(n, h) == max_kendall_given_hamming(n, h - 1) - 1
+    with pytest.raises(ValueError, match="exactly 1"):
+        max_kendall_given_hamming(5, 1)
+    with pytest.raises(ValueError, match="exactly 6"):
+        max_kendall_given_hamming(5, 6)

@@ -1,0 +1,584 @@
+r"""Inferential privacy by exact enumeration: what a Bayesian adversary believes about one person
+before and after a release (Meehan, Roy-Chowdhury, Chaudhuri & Jha 2022, Section 4.3 and
+Appendices A.2, A.3, A.5, A.6).
+
+Everything here enumerates, so it is for small instances (a few people, a few values), where it is
+exact up to floating-point rounding and serves as the reference that the bounds of the paper are
+checked against.
+
+Conventions:
+
+- A *dataset* is a sequence :math:`x\in\{0,\dots,k-1\}^n`; a *prior* is an array of shape
+  ``(k,) * n`` whose entry ``prior[x]`` is the adversary's probability of ``x``.
+- Datasets and report sequences are indexed in the lexicographic order of
+  ``itertools.product(range(k), repeat=n)`` (see :func:`all_sequences`).
+- A *release order* ``o`` publishes ``y[o]`` (as in :mod:`shuffle_lib.dsigma`); a law of release
+  orders is a vector over all ``n!`` orders in the lexicographic order of
+  ``itertools.permutations(range(n))`` (see :func:`all_orders`).
+- A *channel* is a row-stochastic ``k x m`` matrix: ``channel[a, b]`` is the probability that a
+  person holding ``a`` reports ``b``; people randomize independently.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from shuffle_lib._validation import check_epsilon, check_integer
+from shuffle_lib.dsigma import DSigmaMechanism
+
+MAX_CELLS = 5_000_000
+"""Largest number of (order, sequence) pairs that the enumerations here will build."""
+
+_TOLERANCE = 1e-9
+"""Tolerance on the sums of priors, channels and laws of release orders."""
+
+
+# --------------------------------------------------------------------------- enumeration helpers
+
+
+def all_sequences(n: int, k: int) -> np.ndarray:
+    """Every sequence in :math:`\\{0,\\dots,k-1\\}^n`, one per row, in lexicographic order.
+
+    >>> all_sequences(2, 2).tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+    n_val = check_integer(n, "n", 1)
+    k_val = check_integer(k, "k", 1)
+    if k_val**n_val > MAX_CELLS:
+        raise ValueError(f"{k_val}^{n_val} sequences are too many to enumerate")
+    return np.array(list(itertools.product(range(k_val), repeat=n_val)), dtype=np.int64)
+
+
+def all_orders(n: int) -> np.ndarray:
+    """Every permutation of ``0..n-1``, one per row, in lexicographic order (``n <= 8``).
+
+    >>> all_orders(3).tolist()
+    [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+    """
+    n_val = check_integer(n, "n", 1)
+    if n_val > 8:
+        raise ValueError(f"enumerating orders is for n <= 8, got n = {n_val}")
+    return np.array(list(itertools.permutations(range(n_val))), dtype=np.int64)
+
+
+def _sequence_index(sequences: np.ndarray, k: int) -> np.ndarray:
+    """Row index of each sequence in :func:`all_sequences` (base-``k`` digits, first is most
+    significant)."""
+    n = sequences.shape[-1]
+    weights = k ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    return sequences @ weights
+
+
+def _check_prior(prior: ArrayLike) -> tuple[np.ndarray, int, int]:
+    """Return the prior flattened in lexicographic order, with ``n`` and ``k``."""
+    arr = np.asarray(prior, dtype=float)
+    if arr.ndim < 1 or len(set(arr.shape)) != 1 or arr.shape[0] < 2:
+        raise ValueError(f"prior must have shape (k,) * n with k >= 2, got shape {arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        raise ValueError("prior must hold finite non-negative probabilities")
+    if abs(arr.sum() - 1.0) > _TOLERANCE:
+        raise ValueError(f"prior must sum to 1, got {arr.sum()!r}")
+    return arr.ravel(), arr.ndim, arr.shape[0]
+
+
+def _check_stochastic(matrix: ArrayLike, name: str) -> np.ndarray:
+    """A 2-D array with non-negative rows that sum to 1."""
+    arr = np.asarray(matrix, dtype=float)
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        raise ValueError(f"{name} must hold finite non-negative probabilities")
+    if np.abs(arr.sum(axis=1) - 1.0).max() > _TOLERANCE:
+        raise ValueError(f"every row of {name} must sum to 1, got {arr.sum(axis=1)!r}")
+    return arr
+
+
+def _check_order_probs(order_probs: ArrayLike) -> tuple[np.ndarray, int]:
+    """A law over the ``n!`` release orders; returns it with ``n``."""
+    probs = np.asarray(order_probs, dtype=float)
+    n = next((m for m in range(1, 9) if math.factorial(m) == probs.size), None)
+    if probs.ndim != 1 or n is None:
+        raise ValueError(f"order_probs must list n! probabilities (n <= 8), got {probs.shape}")
+    if not np.isfinite(probs).all() or (probs < 0).any() or abs(probs.sum() - 1) > _TOLERANCE:
+        raise ValueError("order_probs must be finite, non-negative and sum to 1")
+    return probs, n
+
+
+def _check_person(person: int, n: int) -> int:
+    i = check_integer(person, "person", 0)
+    if i >= n:
+        raise ValueError(f"person must lie in 0..{n - 1}, got {person}")
+    return i
+
+
+def _check_group(group: ArrayLike, n: int, person: int | None = None) -> np.ndarray:
+    members = np.unique(np.asarray(group))
+    if members.size == 0 or not np.issubdtype(members.dtype, np.integer):
+        raise ValueError(f"group must be a non-empty integer array, got {group!r}")
+    if members[0] < 0 or members[-1] >= n:
+        raise ValueError(f"group members must lie in 0..{n - 1}, got {group!r}")
+    if person is not None and person not in members:
+        raise ValueError(f"group {group!r} must contain person {person}")
+    return members
+
+
+def _log_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """log(num / den) elementwise, +-inf where exactly one side is 0, nan where both are."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(num) - np.log(den)
+
+
+# --------------------------------------------------------------------------- priors
+
+
+def household_prior(sizes: ArrayLike, prevalence: float, agreement: float) -> np.ndarray:
+    r"""A prior over binary datasets in which people come in households (the contagious-disease
+    example of Meehan et al. 2022, Section 1): households, listed in order with the given
+    ``sizes``, are independent; each has a hidden status :math:`S\sim\text{Bernoulli}(p)`, and
+    each member's value equals :math:`S` with probability ``agreement`` (:math:`a`),
+    independently. So
+
+    .. math:: P[x]=\prod_{\text{households }h}\;\sum_{s\in\{0,1\}}p^s(1-p)^{1-s}
+              \prod_{j\in h}a^{[x_j=s]}(1-a)^{[x_j\ne s]}.
+
+    ``agreement = 1`` makes household members identical; ``agreement = 1/2`` makes everybody
+    independent. Returns an array of shape ``(2,) * sum(sizes)``.
+
+    >>> household_prior([2], 0.5, 1.0).tolist()       # twins: (0, 0) or (1, 1)
+    [[0.5, 0.0], [0.0, 0.5]]
+    """
+    counts = np.asarray(sizes)
+    if counts.ndim != 1 or counts.size == 0 or not np.issubdtype(counts.dtype, np.integer) or (
+            counts < 1).any():
+        raise ValueError(f"sizes must be a non-empty list of positive integers, got {sizes!r}")
+    p = float(prevalence)
+    a = float(agreement)
+    if not (0 <= p <= 1 and 0 <= a <= 1):
+        raise ValueError(f"prevalence, agreement must lie in [0, 1], got {prevalence}, {agreement}")
+    n = int(counts.sum())
+    datasets = all_sequences(n, 2)
+    out = np.ones(datasets.shape[0])
+    start = 0
+    for size in counts:
+        members = datasets[:, start:start + size]
+        ones = members.sum(axis=1)
+        out *= (p * a**ones * (1 - a) ** (size - ones)
+                + (1 - p) * (1 - a) ** ones * a ** (size - ones))
+        start += size
+    return out.reshape((2,) * n)
+
+
+# --------------------------------------------------------------------------- likelihoods
+
+
+def ldp_likelihood(channel: ArrayLike, n: int) -> np.ndarray:
+    r"""The law of the report sequence given the dataset when each of ``n`` people passes their
+    value through ``channel`` independently:
+    :math:`P[y\mid x]=\prod_{j}Q(x_j, y_j)` (the local model of Meehan et al. 2022, Section 4.1).
+    Returns a ``k^n x m^n`` matrix (rows: datasets, columns: report sequences).
+
+    >>> ldp_likelihood([[0.75, 0.25], [0.25, 0.75]], 1).tolist()
+    [[0.75, 0.25], [0.25, 0.75]]
+    """
+    q = _check_stochastic(channel, "channel")
+    n_val = check_integer(n, "n", 1)
+    k, m = q.shape
+    if (k * m) ** n_val > MAX_CELLS:
+        raise ValueError(f"a {k}^{n_val} x {m}^{n_val} likelihood is too large to enumerate")
+    out = np.ones((1, 1))
+    for _ in range(n_val):
+        out = np.kron(out, q)  # first person is the most significant digit, as in all_sequences
+    return out
+
+
+def release_order_probabilities(mechanism: DSigmaMechanism) -> np.ndarray:
+    r"""The law of the release order of a d_sigma mechanism (Meehan et al. 2022, Algorithm 1) over
+    the ``n!`` orders of :func:`all_orders`: :math:`P(o)=e^{-\theta d(o\sigma_0,\sigma_0)}/\psi`,
+    read from :meth:`DSigmaMechanism.permutation_log_prob`.
+
+    >>> mech = DSigmaMechanism([[0, 1], [1, 0]], alpha=math.log(3))
+    >>> release_order_probabilities(mech).round(3).tolist()   # e^alpha = 3 : 1
+    [0.75, 0.25]
+    """
+    orders = all_orders(mechanism.n)
+    log_p = np.array([mechanism.permutation_log_prob(o) for o in orders])
+    probs = np.exp(log_p)
+    if abs(probs.sum() - 1.0) > _TOLERANCE:  # pragma: no cover - guards the library's normalizer
+        raise ValueError(f"release-order probabilities sum to {probs.sum()!r}")
+    return probs
+
+
+def release_likelihood(order_probs: ArrayLike, m: int) -> np.ndarray:
+    r"""The law of the released sequence given the report sequence, for reports in
+    :math:`\{0,\dots,m-1\}^n` and a law of release orders independent of the reports:
+    :math:`P[z\mid y]=\sum_o P(o)\,\mathbb 1[y[o]=z]`. Returns an ``m^n x m^n`` matrix.
+
+    >>> release_likelihood([0.75, 0.25], 2).tolist()   # the order (1, 0) swaps two reports
+    [[1.0, 0.0, 0.0, 0.0], [0.0, 0.75, 0.25, 0.0], [0.0, 0.25, 0.75, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    """
+    probs, n = _check_order_probs(order_probs)
+    m_val = check_integer(m, "m", 1)
+    if m_val ** (2 * n) > MAX_CELLS:
+        raise ValueError(f"a {m_val}^{n} x {m_val}^{n} release law is too large to enumerate")
+    ys = all_sequences(n, m_val)
+    out = np.zeros((ys.shape[0], ys.shape[0]))
+    rows = np.arange(ys.shape[0])
+    for order, p in zip(all_orders(n), probs, strict=True):
+        np.add.at(out, (rows, _sequence_index(ys[:, order], m_val)), p)
+    return out
+
+
+# --------------------------------------------------------------------------- posteriors and odds
+
+
+def posterior_log_odds(prior: ArrayLike, likelihood: ArrayLike, person: int, a: int,
+                       b: int) -> np.ndarray:
+    r"""The adversary's log-odds :math:`\log P[x_i=a\mid w]/P[x_i=b\mid w]` after each observation
+    :math:`w` (one entry per column of ``likelihood``, a ``k^n x (observations)`` matrix of
+    :math:`P[w\mid x]`), by Bayes' rule. ``nan`` for observations of probability 0 under the prior.
+
+    >>> prior = np.full((2, 2), 0.25)                     # two independent fair bits
+    >>> lik = ldp_likelihood([[0.75, 0.25], [0.25, 0.75]], 2)
+    >>> posterior_log_odds(prior, lik, 0, 1, 0).round(4).tolist()   # +-log 3: only y_0 matters
+    [-1.0986, -1.0986, 1.0986, 1.0986]
+    """
+    flat, n, k = _check_prior(prior)
+    lik = _check_stochastic(likelihood, "likelihood")
+    if lik.shape[0] != flat.size:
+        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    i = _check_person(person, n)
+    if not (0 <= a < k and 0 <= b < k):
+        raise ValueError(f"values a, b must lie in 0..{k - 1}, got {a}, {b}")
+    value = all_sequences(n, k)[:, i]
+    joint_a = (flat * (value == a)) @ lik
+    joint_b = (flat * (value == b)) @ lik
+    out = _log_ratio(joint_a, joint_b)
+    out[joint_a + joint_b == 0] = np.nan
+    return out
+
+
+def inferential_privacy_loss(prior: ArrayLike, likelihood: ArrayLike) -> float:
+    r"""Local inferential privacy loss (Kifer & Machanavajjhala 2014, as stated in Meehan et al.
+    2022, Definition A.1): the largest change, over people :math:`i`, values :math:`a,b` of
+    positive prior probability and observations :math:`w` of positive probability, between the
+    adversary's prior and posterior log-odds,
+
+    .. math:: \max_{i,a,b,w}\;\log\frac{P[x_i=a\mid w]}{P[x_i=b\mid w]}
+              -\log\frac{P[x_i=a]}{P[x_i=b]}
+              =\max_{i,a,b,w}\log\frac{P[w\mid x_i=a]}{P[w\mid x_i=b]}.
+
+    ``likelihood`` is the ``k^n x (observations)`` matrix :math:`P[w\mid x]`
+    (:func:`ldp_likelihood` for the local model of Definition A.1). Independent people and
+    randomized response at :math:`\varepsilon` give exactly :math:`\varepsilon`; correlated people
+    give more (up to :math:`n\varepsilon`).
+
+    >>> rr = [[0.75, 0.25], [0.25, 0.75]]                      # eps = log 3
+    >>> round(inferential_privacy_loss(np.full((2, 2), 0.25), ldp_likelihood(rr, 2)), 4)
+    1.0986
+    >>> twins = np.array([[0.5, 0.0], [0.0, 0.5]])             # x_0 = x_1 always
+    >>> round(inferential_privacy_loss(twins, ldp_likelihood(rr, 2)), 4)   # 2 log 3
+    2.1972
+    """
+    flat, n, k = _check_prior(prior)
+    lik = _check_stochastic(likelihood, "likelihood")
+    if lik.shape[0] != flat.size:
+        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    datasets = all_sequences(n, k)
+    seen = flat @ lik > 0
+    worst = 0.0
+    for i in range(n):
+        marginal = np.bincount(datasets[:, i], weights=flat, minlength=k)
+        joint = np.stack([(flat * (datasets[:, i] == a)) @ lik for a in range(k)])
+        for a, b in itertools.permutations(np.flatnonzero(marginal > 0), 2):
+            keep = seen & (joint[a] + joint[b] > 0)  # observations that bear on a versus b
+            prior_odds = math.log(marginal[a]) - math.log(marginal[b])
+            shift = _log_ratio(joint[a, keep], joint[b, keep]) - prior_odds
+            worst = max(worst, float(shift.max()) if shift.size else 0.0)
+    return worst
+
+
+def bayes_guess_accuracy(prior: ArrayLike, likelihood: ArrayLike, person: int) -> float:
+    r"""Probability that the adversary's best guess of person ``person``'s value is right, after
+    one observation (one column of ``likelihood``, the ``k^n x (observations)`` matrix
+    :math:`P[w\mid x]`): :math:`\sum_w\max_a P[x_i=a, w]`. With a single uninformative column it
+    is the prior guess :math:`\max_a P[x_i=a]`. A plain summary of what the release gives away
+    about one person on average, to set beside the worst-case loss of
+    :func:`inferential_privacy_loss`.
+
+    >>> prior = np.full((2, 2), 0.25)
+    >>> bayes_guess_accuracy(prior, ldp_likelihood([[0.75, 0.25], [0.25, 0.75]], 2), 0)
+    0.75
+    """
+    flat, n, k = _check_prior(prior)
+    lik = _check_stochastic(likelihood, "likelihood")
+    if lik.shape[0] != flat.size:
+        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    i = _check_person(person, n)
+    value = all_sequences(n, k)[:, i]
+    joint = np.stack([(flat * (value == a)) @ lik for a in range(k)])
+    return float(joint.max(axis=0).sum())
+
+
+def _knowledge_ids(reports: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Label of what the informed adversary of Theorem 4.1 knows about a report sequence: the
+    reports outside the group, in order, and the multiset of reports inside it."""
+    outside = np.setdiff1d(np.arange(reports.shape[1]), group)
+    key = np.concatenate([reports[:, outside], np.sort(reports[:, group], axis=1)], axis=1)
+    return np.unique(key, axis=0, return_inverse=True)[1].ravel()
+
+
+def informed_log_odds_shift(prior: ArrayLike, channel: ArrayLike, order_probs: ArrayLike,
+                            group: ArrayLike, person: int) -> float:
+    r"""The left-hand side of Meehan et al. 2022, Theorem 4.1, by enumeration: the largest change,
+    over values :math:`a\ne b`, what the adversary knows :math:`K` and released sequences
+    :math:`z` (all of positive probability), of the adversary's log-odds on :math:`x_i`,
+
+    .. math:: \log\frac{P[x_i=a\mid z,K]}{P[x_i=b\mid z,K]}
+              -\log\frac{P[x_i=a\mid K]}{P[x_i=b\mid K]},
+
+    where :math:`K` is the sequence of reports outside the group :math:`G_i` of person ``person``
+    and the multiset of reports inside it. The data follow ``prior``; each person reports through
+    ``channel``; the reports are released in an order drawn from ``order_probs`` (a law over
+    :func:`all_orders`, independent of the data, e.g. :func:`release_order_probabilities`).
+    Theorem 4.1 says the result is at most :math:`\alpha` for an :math:`(\alpha,G)`-d_sigma private
+    release; its proof bounds it by :func:`arrangement_loss`. Returns ``inf`` if an observation
+    rules out a value that :math:`K` alone allows.
+
+    >>> pair = DSigmaMechanism([[0, 1], [1, 0]], alpha=1.0)   # one swap: loss exactly alpha
+    >>> two_points = np.array([[0.0, 0.5], [0.5, 0.0]])      # x = (0, 1) or (1, 0)
+    >>> round(informed_log_odds_shift(two_points, np.eye(2), release_order_probabilities(pair),
+    ...                               [0, 1], 0), 12)        # no noise: attained
+    1.0
+    """
+    flat, n, k = _check_prior(prior)
+    q = _check_stochastic(channel, "channel")
+    if q.shape[0] != k:
+        raise ValueError(f"channel needs {k} rows (one per value), got {q.shape[0]}")
+    probs, n_orders = _check_order_probs(order_probs)
+    if n_orders != n:
+        raise ValueError(f"order_probs is a law on {n_orders}! orders, the prior has n = {n}")
+    i = _check_person(person, n)
+    members = _check_group(group, n, i)
+    m = q.shape[1]
+    reports = all_sequences(n, m)
+    knows = _knowledge_ids(reports, members)
+    one_hot = np.zeros((knows.max() + 1, reports.shape[0]))
+    one_hot[knows, np.arange(reports.shape[0])] = 1.0
+    ldp = ldp_likelihood(q, n)
+    release = release_likelihood(probs, m)
+    value = all_sequences(n, k)[:, i]
+    after, before = [], []
+    for a in range(k):
+        joint_y = (flat * (value == a)) @ ldp                # P[x_i = a, y]
+        after.append(one_hot @ (joint_y[:, None] * release))  # P[x_i = a, K, z]
+        before.append(one_hot @ joint_y)                      # P[x_i = a, K]
+    worst = 0.0
+    for a, b in itertools.permutations(range(k), 2):
+        keep = ((after[a] + after[b]) > 0) & ((before[a] > 0) & (before[b] > 0))[:, None]
+        with np.errstate(invalid="ignore"):  # entries outside `keep` are dropped below
+            shift = _log_ratio(after[a], after[b]) - _log_ratio(before[a], before[b])[:, None]
+        shift = shift[keep]
+        if shift.size:
+            worst = max(worst, float(np.max(shift)))
+    return worst
+
+
+def arrangement_loss(order_probs: ArrayLike, m: int, group: ArrayLike) -> float:
+    r"""The bound that the proof of Meehan et al. 2022, Theorem 4.1 (Appendix A.5) reaches: the
+    largest log-ratio :math:`\log P[z\mid y]/P[z\mid y']` over released sequences :math:`z` and
+    report sequences :math:`y,y'\in\{0,\dots,m-1\}^n` that agree outside ``group`` and hold the
+    same multiset inside it (neighbouring sequences for that group). For a d_sigma mechanism and
+    ``m >= n`` this is its exact loss for the group (at most :math:`\alpha`).
+
+    >>> round(arrangement_loss([0.75, 0.25], 2, [0, 1]), 4)   # log 3
+    1.0986
+    """
+    probs, n = _check_order_probs(order_probs)
+    members = _check_group(group, n)
+    release = release_likelihood(probs, m)
+    knows = _knowledge_ids(all_sequences(n, m), members)
+    worst = 0.0
+    for label in np.unique(knows):
+        block = release[knows == label]
+        both = (block > 0).any(axis=0)
+        if (block[:, both] == 0).any():
+            return math.inf
+        logs = np.log(block[:, both])
+        worst = max(worst, float(np.max(logs.max(axis=0) - logs.min(axis=0))))
+    return worst
+
+
+# --------------------------------------------------------------------------- re-identification
+
+
+def blind_reidentification_success(group_size: int, k: int) -> float:
+    r"""Success of the re-identification adversary of Meehan et al. 2022, Theorem 4.2 when it has
+    nothing to go on: the reports of a group of :math:`r` people are uniformly shuffled among the
+    group's positions and carry no information (:math:`\varepsilon=\alpha=0`), and it names
+    :math:`k` of those positions; it wins if more than :math:`k/2` of them hold reports of the
+    :math:`k` targets. Hypergeometric tail:
+
+    .. math:: \sum_{j>k/2}\binom kj\binom{r-k}{k-j}\Big/\binom rk .
+
+    >>> blind_reidentification_success(100, 1)
+    0.01
+    """
+    r = check_integer(group_size, "group_size", 1)
+    size = check_integer(k, "k", 1)
+    if size > r:
+        raise ValueError(f"k must be at most the group size {r}, got {size}")
+    wins = sum(math.comb(size, j) * math.comb(r - size, size - j)
+               for j in range(size // 2 + 1, size + 1))
+    return wins / math.comb(r, size)
+
+
+def reidentification_alpha_threshold(eps: float, group_size: int, k: int,
+                                     level: float = 0.5) -> float:
+    r"""The largest :math:`\alpha` at which Meehan et al. 2022, Theorem 4.2 still caps the
+    re-identification adversary's success at ``level``. The theorem gives
+    :math:`P[\text{win}]\le 1/(1+F)` with :math:`F=m\,e^{-(2k\varepsilon+\alpha)}`,
+    :math:`m=\lfloor (r-k)/k\rfloor`, so the cap is at most ``level`` exactly when
+
+    .. math:: \alpha\le \log m-2k\varepsilon-\log(1/\text{level}-1).
+
+    A negative result means that no :math:`\alpha\ge 0` makes the bound that small: the values
+    alone (through :math:`2k\varepsilon`) already leave room for a better-than-``level`` attack,
+    as far as this bound can tell. Above the threshold the bound says nothing about whether the
+    attack succeeds; it is only a ceiling.
+
+    >>> round(reidentification_alpha_threshold(0.2, 100, 5), 4)     # log 19 - 2
+    0.9444
+    >>> reidentification_alpha_threshold(1.0, 100, 5) < 0           # never below 1/2
+    True
+    """
+    eps_val = float(check_epsilon(eps))
+    r = check_integer(group_size, "group_size", 1)
+    size = check_integer(k, "k", 1)
+    if not size < r / 2:
+        raise ValueError(f"Theorem 4.2 needs k < r / 2, got k = {size}, r = {r}")
+    lev = float(level)
+    if not 0 < lev < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    blocks = (r - size) // size
+    return math.log(blocks) - 2 * size * eps_val - math.log(1 / lev - 1)
+
+
+def optimal_reidentification_success(channel: ArrayLike, x: ArrayLike, order_probs: ArrayLike,
+                                     targets: ArrayLike) -> float | np.ndarray:
+    r"""Success probability of the best re-identification adversary of Meehan et al. 2022,
+    Theorem 4.2, by enumeration. The data ``x`` are fixed and known to the adversary; each person
+    reports through ``channel``; the reports are released as :math:`z=y[o]` with :math:`o` drawn
+    from ``order_probs``. Seeing :math:`z`, the adversary names :math:`k=|I|` positions :math:`H`
+    and wins if more than :math:`k/2` of the reports there came from the targets :math:`I`. The
+    best adversary picks, for each :math:`z`, the :math:`H` maximizing
+    :math:`P[z,\text{win with }H]`, so the result is
+
+    .. math:: \sum_z\max_H\sum_{y,o:\,y[o]=z}P[y\mid x]\,P(o)\,
+              \mathbb 1\big[|\{o(h):h\in H\}\cap I|>k/2\big].
+
+    Theorem 4.2 bounds it by :math:`1/(1+F)` with :math:`F` from
+    :func:`shuffle_lib.dsigma.reidentification_odds_bound`. ``x`` may be one dataset (returns a
+    float) or several, one per row (returns an array).
+
+    >>> identity_only = np.eye(1, 6).ravel()           # release order always the identity
+    >>> optimal_reidentification_success(np.full((2, 2), 0.5), [0, 1, 0], identity_only, [1])
+    1.0
+    """
+    q = _check_stochastic(channel, "channel")
+    probs, n = _check_order_probs(order_probs)
+    data = np.asarray(x)
+    single = data.ndim == 1
+    data = np.atleast_2d(data)
+    if data.ndim != 2 or data.shape[1] != n or not np.issubdtype(data.dtype, np.integer):
+        raise ValueError(f"x must hold datasets of {n} integer values, got {x!r}")
+    if data.min() < 0 or data.max() >= q.shape[0]:
+        raise ValueError(f"x must lie in 0..{q.shape[0] - 1}, got {x!r}")
+    chosen = _check_group(targets, n)
+    size = chosen.size
+    m = q.shape[1]
+    reports = all_sequences(n, m)
+    if probs.size * reports.shape[0] > MAX_CELLS:
+        raise ValueError("too many (order, report sequence) pairs to enumerate")
+    p_y = np.prod(q[data[:, None, :], reports[None, :, :]], axis=2)   # P[y | x], per (x, y)
+    orders = all_orders(n)
+    rows = np.arange(reports.shape[0])
+    released = [_sequence_index(reports[:, o], m) for o in orders]   # index of y[o]
+    is_target = np.isin(orders, chosen)                               # o[h] in I, per (o, h)
+    best = np.zeros((data.shape[0], reports.shape[0]))
+    for subset in itertools.combinations(range(n), size):
+        win = is_target[:, list(subset)].sum(axis=1) > size / 2
+        winning = np.zeros((reports.shape[0], reports.shape[0]))    # P(o) 1[win], from y to z
+        for order_index in np.flatnonzero(win & (probs > 0)):
+            np.add.at(winning, (rows, released[order_index]), probs[order_index])
+        best = np.maximum(best, p_y @ winning)
+    success = best.sum(axis=1)
+    return float(success[0]) if single else success
+
+
+# --------------------------------------------------------------------------- de Finetti (A.3)
+
+
+def assignment_likelihood(order_probs: ArrayLike) -> np.ndarray:
+    r"""The setting of Meehan et al. 2022, Appendix A.3: the adversary knows the ``n`` distinct
+    values and is unsure which person holds which; the true assignment is a permutation
+    :math:`\sigma` (person ``j`` holds value ``sigma[j]``, rows in the order of
+    :func:`all_orders`) and the release is :math:`\sigma[o]` with :math:`o` drawn from
+    ``order_probs``. Returns the ``n! x n!`` matrix :math:`P[\text{release}\mid\sigma]`.
+
+    >>> assignment_likelihood([0.75, 0.25]).tolist()
+    [[0.75, 0.25], [0.25, 0.75]]
+    """
+    probs, n = _check_order_probs(order_probs)
+    orders = all_orders(n)
+    index = {tuple(o): row for row, o in enumerate(orders.tolist())}
+    out = np.zeros((len(orders), len(orders)))
+    for row, sigma in enumerate(orders):
+        for order, p in zip(orders, probs, strict=True):
+            out[row, index[tuple(sigma[order].tolist())]] += p
+    return out
+
+
+def assignment_belief_levels(prior: ArrayLike, likelihood: ArrayLike) -> tuple[float, float]:
+    r"""How far a release moves beliefs about who holds what (Meehan et al. 2022, Appendix A.3).
+    For the events :math:`\Sigma_{i,j}=\{\sigma:\sigma(i)=j\}` ("person ``i`` holds value ``j``"),
+    returns the pair
+
+    - the smallest :math:`\alpha` with :math:`e^{-\alpha}\le P[\Sigma_{i,j}\mid w]/P[\Sigma_{i,j}]
+      \le e^{\alpha}` for all :math:`i,j` and observations :math:`w` (their Eq. 7, probabilities),
+    - the smallest :math:`\alpha` with the same two-sided bound on the posterior-to-prior **odds**
+      ratio of :math:`\Sigma_{i,j}` (their Eq. 8).
+
+    ``prior`` is a law over the ``n!`` assignments of :func:`all_orders`; ``likelihood`` is the
+    ``n! x (observations)`` matrix :math:`P[w\mid\sigma]` (e.g. :func:`assignment_likelihood`).
+    Events of prior probability 0 or 1 are skipped (nothing can move them). The first value never
+    exceeds the second and the second never exceeds twice the first; Lemma 1 of the appendix calls
+    the two conditions equivalent, which holds only in that weaker sense.
+
+    >>> levels = assignment_belief_levels([0.5, 0.5], [[0.8, 0.2], [0.2, 0.8]])
+    >>> [round(v, 4) for v in levels]      # log 2.5 and log 4
+    [0.9163, 1.3863]
+    """
+    probs, n = _check_order_probs(prior)
+    lik = _check_stochastic(likelihood, "likelihood")
+    if lik.shape[0] != probs.size:
+        raise ValueError(f"likelihood needs {probs.size} rows (one per assignment)")
+    orders = all_orders(n)
+    evidence = probs @ lik
+    seen = evidence > 0
+    level_prob, level_odds = 0.0, 0.0
+    for i, j in itertools.product(range(n), repeat=2):
+        inside = orders[:, i] == j
+        p_in = float(probs[inside].sum())
+        if not _TOLERANCE < p_in < 1 - _TOLERANCE:
+            continue
+        post_in = (probs * inside) @ lik[:, seen] / evidence[seen]
+        post_in = np.clip(post_in, 0.0, 1.0)
+        prob_shift = np.abs(_log_ratio(post_in, np.full_like(post_in, p_in)))
+        odds_shift = np.abs(_log_ratio(post_in, 1 - post_in) - math.log(p_in / (1 - p_in)))
+        level_prob = max(level_prob, float(prob_shift.max()))
+        level_odds = max(level_odds, float(odds_shift.max()))
+    return level_prob, level_odds
