@@ -34,15 +34,20 @@ def _neighbour_pairs(points: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarr
 
 
 def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None = None,
-                      rng: RngLike = None) -> np.ndarray:
+                      rng: RngLike = None, categorical: bool = False) -> np.ndarray:
     r"""For every person, the ``k`` *other* people within distance ``r`` of their public ``t``
     who are most similar in the privileged ``t_p`` (random ones when ``t_p`` is None): the
-    attacker's sources (Meehan et al. 2022, Section 5). Returns an ``(n, k)`` index array padded
-    with -1 where fewer than ``k`` people are close enough. Vectorized over people (padded candidate
-    lists), no distance matrix.
+    attacker's sources (Meehan et al. 2022, Section 5). Similarity is
+    :math:`|t^P_i - t^P_j|` for an ordered ``t_p`` and equality for a ``categorical`` one (category
+    codes, such as Adult's marital status: people with the same status first, then the others);
+    ties are broken at random with ``rng``. Returns an ``(n, k)`` index array padded with -1 where
+    fewer than ``k`` people are close enough. Vectorized over people (padded candidate lists), no
+    distance matrix.
 
     >>> attack_neighbours([0.0, 1.0, 5.0], r=2.0, k=2).tolist()
     [[1, -1], [0, -1], [-1, -1]]
+    >>> attack_neighbours([0.0] * 4, r=0.0, k=1, t_p=[0, 5, 0, 5], categorical=True).tolist()
+    [[2], [3], [0], [1]]
     """
     points = _as_2d(t)
     n = points.shape[0]
@@ -52,14 +57,17 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
     owners, others = _neighbour_pairs(points, r)
     others_only = owners != others
     owners, others = owners[others_only], others[others_only]
+    noise = as_rng(rng).random(owners.size)
     if t_p is None:
-        score = as_rng(rng).random(owners.size)
+        order = np.argsort(2 * owners + noise)  # by owner, then at random
     else:
         side = np.asarray(t_p, dtype=float)
         if side.shape != (n,) or not np.isfinite(side).all():
             raise ValueError(f"t_p must hold one finite value per person, got {side.shape}")
-        score = np.abs(side[owners] - side[others]) + 1e-9 * as_rng(rng).random(owners.size)
-    order = np.lexsort((score, owners))  # by owner, then most similar first
+        if categorical:  # by owner, equal status first, then at random: one sort of 2n classes
+            order = np.argsort(2 * owners + (side[owners] != side[others]) + noise)
+        else:  # by owner, then most similar first, ties at random
+            order = np.lexsort((np.abs(side[owners] - side[others]) + 1e-9 * noise, owners))
     owners, others = owners[order], others[order]
     starts = np.searchsorted(owners, np.arange(n))
     rank = np.arange(owners.size) - starts[owners]
@@ -82,28 +90,50 @@ def majority_vote(released: ArrayLike, neighbours: np.ndarray, n_categories: int
     return np.where(valid.any(axis=1), guess, -1)
 
 
+def vulnerable(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, eps: float,
+               n_categories: int, resamples: int = 50, threshold: float = 0.9,
+               rng: RngLike = None) -> np.ndarray:
+    r"""Who is vulnerable: a boolean per person, true when the majority-vote attack recovers their
+    value in at least ``threshold`` of ``resamples`` fresh draws of the k-ary randomized-response
+    reports, all released in the same ``order`` (Meehan et al. 2022, Section 5: 50 resamples,
+    90%). :func:`vulnerability_rate` is its mean; the per-person answer lets a chapter split
+    :math:`\rho` by the value people hold (a majority value is guessed right by a vote over any
+    random reports, a minority value only through the order).
+
+    >>> x = np.array([0] * 28 + [1] * 2)
+    >>> sources = attack_neighbours(np.arange(30.0), r=30.0, k=29, rng=0)
+    >>> int(vulnerable(x, sources, np.arange(30), eps=50.0, n_categories=2, rng=0).sum())
+    28
+    """
+    values = np.asarray(x)
+    o = check_permutation(order, "order")
+    if values.shape != o.shape or neighbours.shape[0] != o.size:
+        raise ValueError("x, order and neighbours must describe the same people")
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    draws = check_integer(resamples, "resamples", 1)
+    gen = as_rng(rng)
+    reports = k_randomized_response(np.broadcast_to(values, (draws, o.size)), n_categories,
+                                    check_epsilon(eps, positive=True), rng=gen)
+    guesses = majority_vote(reports[:, o], neighbours, n_categories)
+    return np.mean(guesses == values, axis=0) >= threshold
+
+
 def vulnerability_rate(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, eps: float,
                        n_categories: int, resamples: int = 50, threshold: float = 0.9,
                        rng: RngLike = None) -> float:
     r""":math:`\rho`: the fraction of people whose value the majority-vote attack recovers in at
     least ``threshold`` of ``resamples`` fresh draws of the k-ary randomized-response reports, all
-    released in the same ``order`` (Meehan et al. 2022, Section 5: 50 resamples, 90%).
+    released in the same ``order`` (Meehan et al. 2022, Section 5: 50 resamples, 90%); the mean of
+    :func:`vulnerable`.
 
     >>> x = np.zeros(30, dtype=int)
     >>> sources = attack_neighbours(np.arange(30.0), r=3.0, k=5)
     >>> vulnerability_rate(x, sources, np.arange(30), eps=50.0, n_categories=2, rng=0)
     1.0
     """
-    values = np.asarray(x)
-    o = check_permutation(order, "order")
-    if values.shape != o.shape or neighbours.shape[0] != o.size:
-        raise ValueError("x, order and neighbours must describe the same people")
-    draws = check_integer(resamples, "resamples", 1)
-    gen = as_rng(rng)
-    reports = k_randomized_response(np.broadcast_to(values, (draws, o.size)), n_categories,
-                                    check_epsilon(eps, positive=True), rng=gen)
-    guesses = majority_vote(reports[:, o], neighbours, n_categories)
-    return float(np.mean(np.mean(guesses == values, axis=0) >= threshold))
+    return float(np.mean(vulnerable(x, neighbours, order, eps, n_categories, resamples,
+                                    threshold, rng)))
 
 
 def _calibrated_model(rng: np.random.Generator):
@@ -156,12 +186,35 @@ def granularity_accuracy(probs: ArrayLike, x: ArrayLike, block: int) -> float:
 
 
 def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int) -> np.ndarray:
-    """Empirical distribution of the true values among everybody within ``r`` of each ``t_i``
-    (the ground truth E(t_i) of Meehan et al. 2022)."""
+    r"""Empirical distribution of the true values among everybody within ``r`` of each ``t_i``,
+    themselves included (the ground truth :math:`E(t_i)` of Meehan et al. 2022, Section 5). In one
+    dimension the counts come from cumulative sums over the sorted positions (people with
+    :math:`t_i - r \le t_j \le t_i + r`), so a large population with many ties (Adult's ages)
+    needs no list of close pairs; otherwise from the radius groups.
+
+    >>> local_distributions([0.0, 1.0, 5.0], [0, 1, 1], 1.0, 2).tolist()
+    [[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]]
+    """
     values = np.asarray(x)
-    owners, members = _neighbour_pairs(_as_2d(t), r)
-    counts = np.zeros((values.size, n_categories))
-    np.add.at(counts, (owners, values[members]), 1.0)
+    points = _as_2d(t)
+    size = check_integer(n_categories, "n_categories", 1)
+    if values.shape != (points.shape[0],) or values.min() < 0 or values.max() >= size:
+        raise ValueError(f"x must hold one value in 0..{size - 1} per person, got {values.shape}")
+    if not np.isfinite(r) or r < 0:
+        raise ValueError(f"r must be a finite number >= 0, got {r!r}")
+    if points.shape[1] == 1:
+        position = points[:, 0]
+        order = np.argsort(position, kind="stable")
+        ranked = position[order]
+        cumulative = np.zeros((values.size + 1, size))
+        cumulative[1:] = np.cumsum(np.eye(size)[values[order]], axis=0)
+        low = np.searchsorted(ranked, position - r, side="left")
+        high = np.searchsorted(ranked, position + r, side="right")
+        counts = cumulative[high] - cumulative[low]
+    else:
+        owners, members = _neighbour_pairs(points, r)
+        counts = np.zeros((values.size, size))
+        np.add.at(counts, (owners, values[members]), 1.0)
     return counts / counts.sum(axis=1, keepdims=True)
 
 

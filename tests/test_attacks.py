@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 from sklearn.model_selection import cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 
@@ -17,6 +18,7 @@ from shuffle_lib.attacks import (
     predicted_distributions,
     relative_tv_error,
     vulnerability_rate,
+    vulnerable,
 )
 from shuffle_lib.datasets import anes96, household_trend, synthetic_clusters, synthetic_households
 
@@ -58,6 +60,44 @@ def test_attack_succeeds_on_ldp_and_fails_under_uniform_shuffling(synthetic) -> 
     uniform = vulnerability_rate(synthetic.x, sources, gen.permutation(n), 2.5, 8, rng=gen)
     assert ldp >= 0.9  # nearly everyone recovered from the neighbours' reports
     assert uniform <= 0.02  # a vote over random reports is right 90% of the time for nobody
+
+
+def test_categorical_privileged_information_ignores_code_order() -> None:
+    # owner 0 has code 0; the others hold codes 1 and 5 but none shares 0. An ordered t_p
+    # always prefers code 1 (closest number); a categorical one draws among all five at random.
+    t, side = np.zeros(6), [0, 1, 5, 5, 5, 5]
+    ordered = {int(attack_neighbours(t, 0.0, 1, side, rng=seed)[0, 0]) for seed in range(50)}
+    assert ordered == {1}
+    picks = np.array([attack_neighbours(t, 0.0, 1, side, rng=seed, categorical=True)[0, 0]
+                      for seed in range(400)])
+    # a uniform pick of 1 among 5: 80 expected, sd 8; 5 sd either side
+    assert 40 < np.sum(picks == 1) < 120 and set(picks.tolist()) == {1, 2, 3, 4, 5}
+
+
+def test_vulnerable_against_exact_binomial_probabilities(rng: np.random.Generator) -> None:
+    """Each person's chance of being vulnerable from the binomial laws of the vote (25 fixed
+    sources, binary randomized response) and of the 50 resamples. People share reports, so the
+    simulated rate's standard error is measured over 20 independent replicates; the mean must
+    agree within 5 of them (a strict ">" for the 90% rule would be off by about 20)."""
+    n, k, eps, resamples, replicates = 2_000, 25, 1.0, 50, 20
+    x = (rng.random(n) < 0.3).astype(int)
+    sources = np.array([rng.choice(np.delete(np.arange(n), i), k, replace=False)
+                        for i in range(n)])
+    keep = np.exp(eps) / (1 + np.exp(eps))  # P[report = true value]
+    ones = x[sources].sum(axis=1)
+    counts = np.arange(k + 1)
+    # P[j reports say 1] = sum_a P[Bin(ones, keep) = a] P[Bin(k - ones, 1 - keep) = j - a]
+    law = np.array([np.convolve(binom.pmf(counts[: m + 1], m, keep),
+                                binom.pmf(counts[: k - m + 1], k - m, 1 - keep)) for m in ones])
+    says_one = law[:, k // 2 + 1:].sum(axis=1)  # 25 voters: no ties
+    right = np.where(x == 1, says_one, 1 - says_one)
+    expected = binom.sf(np.ceil(0.9 * resamples) - 1, resamples, right).mean()
+    rates = np.array([vulnerable(x, sources, np.arange(n), eps, 2, resamples, rng=rng).mean()
+                      for _ in range(replicates)])
+    se = rates.std(ddof=1) / np.sqrt(replicates)
+    assert abs(rates.mean() - expected) < 5 * se
+    assert vulnerability_rate(x, sources, np.arange(n), eps, 2, resamples, rng=5) == float(
+        np.mean(vulnerable(x, sources, np.arange(n), eps, 2, resamples, rng=5)))
 
 
 def test_learnability_extremes(synthetic) -> None:
@@ -129,6 +169,8 @@ def test_anes96_is_bundled_and_coded() -> None:
         (lambda: attack_neighbours([0.0, 1.0], -1.0), "r must"),
         (lambda: attack_neighbours([0.0, 1.0], 1.0, t_p=[1.0]), "t_p"),
         (lambda: vulnerability_rate([0, 1], np.zeros((2, 1), int), [0, 0], 1.0, 2), "permutation"),
+        (lambda: vulnerable([0, 1], np.zeros((2, 1), int), [0, 1], 1.0, 2, threshold=0.0),
+         "threshold"),
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
