@@ -97,8 +97,9 @@ def vulnerable(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, eps: floa
     value in at least ``threshold`` of ``resamples`` fresh draws of the k-ary randomized-response
     reports, all released in the same ``order`` (Meehan et al. 2022, Section 5: 50 resamples,
     90%). :func:`vulnerability_rate` is its mean; the per-person answer lets a chapter split
-    :math:`\rho` by the value people hold (a majority value is guessed right by a vote over any
-    random reports, a minority value only through the order).
+    :math:`\rho` by the value people hold. A vote over reports in random order mostly names the
+    most common value, so a rarer value is recovered mainly through the order; mainly, not only:
+    the sources a person is given can happen to hold a local majority of it.
 
     >>> x = np.array([0] * 28 + [1] * 2)
     >>> sources = attack_neighbours(np.arange(30.0), r=30.0, k=29, rng=0)
@@ -152,15 +153,22 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
     released value at position ``j`` from ``t_j``; its class probabilities at every ``t_i``, or
     at the points ``at`` (Meehan et al. 2022, Section 5, Cal). With ``eps`` given, the k-ary
     randomized-response channel is inverted (and the result clipped and renormalized), so the
-    prediction is for the true values rather than the noisy ones."""
+    prediction is for the true values rather than the noisy ones.
+
+    The trees are grown on one thread: with a few thousand people each split is too small for
+    OpenMP threads to pay, and one thread gives the same probabilities in a half to two thirds of
+    the time (less still on a loaded machine, where waiting threads spin)."""
+    from threadpoolctl import threadpool_limits
+
     points = _as_2d(t)
     query = points if at is None else _as_2d(at)
     if query.shape[1] != points.shape[1]:
         raise ValueError(f"at must have {points.shape[1]} columns like t, got {query.shape[1]}")
     released = np.asarray(z)
-    model = _calibrated_model(as_rng(rng)).fit(points, released)
     probs = np.zeros((query.shape[0], n_categories))
-    probs[:, model.classes_] = model.predict_proba(query)
+    with threadpool_limits(limits=1, user_api="openmp"):
+        model = _calibrated_model(as_rng(rng)).fit(points, released)
+        probs[:, model.classes_] = model.predict_proba(query)
     if eps is not None:
         probs = np.clip(probs @ np.linalg.inv(krr_channel(n_categories, float(eps))), 0, None)
         probs /= probs.sum(axis=1, keepdims=True)
@@ -188,12 +196,17 @@ def granularity_accuracy(probs: ArrayLike, x: ArrayLike, block: int) -> float:
 def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int) -> np.ndarray:
     r"""Empirical distribution of the true values among everybody within ``r`` of each ``t_i``,
     themselves included (the ground truth :math:`E(t_i)` of Meehan et al. 2022, Section 5). In one
-    dimension the counts come from cumulative sums over the sorted positions (people with
-    :math:`t_i - r \le t_j \le t_i + r`), so a large population with many ties (Adult's ages)
-    needs no list of close pairs; otherwise from the radius groups.
+    dimension the counts come from cumulative sums over the sorted distinct positions, so a large
+    population with many ties (Adult's ages) needs no list of close pairs; otherwise from the
+    radius groups. The window is exactly the people with ``abs(t_j - t_i) <= r`` evaluated in
+    floating point: the binary search on :math:`t_i \pm r` only proposes its ends, which are then
+    moved until that test holds inside and fails just outside (``0.30000000000000004 - 0.1 <= 0.2``
+    is false, although ``0.1 + 0.2`` is that very number).
 
     >>> local_distributions([0.0, 1.0, 5.0], [0, 1, 1], 1.0, 2).tolist()
     [[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]]
+    >>> local_distributions([0.1, 0.30000000000000004], [0, 1], 0.2, 2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
     """
     values = np.asarray(x)
     points = _as_2d(t)
@@ -204,18 +217,44 @@ def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int)
         raise ValueError(f"r must be a finite number >= 0, got {r!r}")
     if points.shape[1] == 1:
         position = points[:, 0]
-        order = np.argsort(position, kind="stable")
-        ranked = position[order]
-        cumulative = np.zeros((values.size + 1, size))
-        cumulative[1:] = np.cumsum(np.eye(size)[values[order]], axis=0)
-        low = np.searchsorted(ranked, position - r, side="left")
-        high = np.searchsorted(ranked, position + r, side="right")
+        distinct, where = np.unique(position, return_inverse=True)
+        cumulative = np.zeros((distinct.size + 1, size))
+        np.add.at(cumulative, (where + 1, values), 1.0)
+        cumulative = np.cumsum(cumulative, axis=0)
+        low, high = _exact_window(distinct, position, float(r))
         counts = cumulative[high] - cumulative[low]
     else:
         owners, members = _neighbour_pairs(points, r)
         counts = np.zeros((values.size, size))
         np.add.at(counts, (owners, values[members]), 1.0)
     return counts / counts.sum(axis=1, keepdims=True)
+
+
+def _exact_window(distinct: np.ndarray, position: np.ndarray, r: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """For each position, the slice ``low:high`` of the sorted ``distinct`` values with
+    ``abs(value - position) <= r`` in floating point. The test is monotone along the sorted values
+    on each side of the position (rounding is monotone), so the slice is contiguous and holds the
+    position itself; a binary search on ``position -+ r`` lands within a few values of its ends,
+    and the ends are moved one value at a time until the test decides them."""
+    last = distinct.size - 1
+
+    def close(index: np.ndarray) -> np.ndarray:
+        return np.abs(distinct[np.clip(index, 0, last)] - position) <= r
+
+    low = np.searchsorted(distinct, position - r, side="left")
+    high = np.searchsorted(distinct, position + r, side="right")
+    while True:
+        grow_low = (low > 0) & close(low - 1)
+        low = low - grow_low
+        shrink_low = ~grow_low & ~close(low)  # never past the position itself, which is close
+        low = low + shrink_low
+        grow_high = (high <= last) & close(high)
+        high = high + grow_high
+        shrink_high = ~grow_high & ~close(high - 1)
+        high = high - shrink_high
+        if not (grow_low.any() or shrink_low.any() or grow_high.any() or shrink_high.any()):
+            return low, high
 
 
 def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_categories: int,

@@ -14,6 +14,7 @@ from shuffle_lib.attacks import (
     attack_neighbours,
     granularity_accuracy,
     learnability_error,
+    local_distributions,
     majority_vote,
     predicted_distributions,
     relative_tv_error,
@@ -135,6 +136,36 @@ def test_relative_tv_error_against_direct_sums(rng: np.random.Generator) -> None
     assert relative_tv_error(truth, truth) == 0.0
     with pytest.raises(ValueError, match="undefined"):
         relative_tv_error(truth[:2], np.full((2, 4), 0.25))
+
+
+def _brute_local_distributions(t: np.ndarray, x: np.ndarray, r: float, k: int) -> np.ndarray:
+    close = np.abs(t[:, None] - t[None, :]) <= r  # the definition, pair by pair
+    counts = np.stack([(close & (x == c)).sum(axis=1) for c in range(k)], axis=1)
+    return counts / counts.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("r", [0.0, 0.1, 0.2, 0.3, 0.7, 1.5, 100.0])
+def test_local_distributions_on_a_decimal_grid_matches_the_definition(
+        r: float, rng: np.random.Generator) -> None:
+    """Multiples of 0.1 are not exact in binary, so t_i + r and |t_i - t_j| round differently:
+    the 1-D fast path must still count exactly the people with |t_i - t_j| <= r."""
+    t = rng.integers(0, 40, 500) * 0.1
+    x = rng.integers(0, 3, 500)
+    np.testing.assert_array_equal(local_distributions(t, x, r, 3),
+                                  _brute_local_distributions(t, x, r, 3))
+    assert local_distributions([0.1, 0.30000000000000004], [0, 1], 0.2, 2).tolist() == [
+        [1.0, 0.0], [0.0, 1.0]]  # 0.30000000000000004 - 0.1 > 0.2, though 0.1 + 0.2 is it
+
+
+def test_local_distributions_with_ties_and_reals_matches_the_definition(
+        rng: np.random.Generator) -> None:
+    t = np.concatenate([rng.integers(17, 91, 300).astype(float), rng.normal(50, 20, 200)])
+    x = rng.integers(0, 2, 500)
+    for r in (0.0, 0.5, 1.0, 3.3):
+        expected = _brute_local_distributions(t, x, r, 2)
+        np.testing.assert_array_equal(local_distributions(t, x, r, 2), expected)
+        np.testing.assert_allclose(local_distributions(np.column_stack([t, np.zeros(500)]), x, r,
+                                                       2), expected)  # the 2-D route agrees
 
 
 def test_households_share_position_and_value_and_follow_the_trend() -> None:
