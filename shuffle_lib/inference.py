@@ -97,6 +97,17 @@ def _check_stochastic(matrix: ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
+def _check_prior_and_likelihood(
+    prior: ArrayLike, likelihood: ArrayLike
+) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """A prior over the k^n datasets and a likelihood with one row per dataset."""
+    flat, n, k = _check_prior(prior)
+    lik = _check_stochastic(likelihood, "likelihood")
+    if lik.shape[0] != flat.size:
+        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    return flat, n, k, lik
+
+
 def _check_order_probs(order_probs: ArrayLike) -> tuple[np.ndarray, int]:
     """A law over the ``n!`` release orders; returns it with ``n``."""
     probs = np.asarray(order_probs, dtype=float)
@@ -246,10 +257,7 @@ def posterior_log_odds(prior: ArrayLike, likelihood: ArrayLike, person: int, a: 
     >>> posterior_log_odds(prior, lik, 0, 1, 0).round(4).tolist()   # +-log 3: only y_0 matters
     [-1.0986, -1.0986, 1.0986, 1.0986]
     """
-    flat, n, k = _check_prior(prior)
-    lik = _check_stochastic(likelihood, "likelihood")
-    if lik.shape[0] != flat.size:
-        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    flat, n, k, lik = _check_prior_and_likelihood(prior, likelihood)
     i = _check_person(person, n)
     if not (0 <= a < k and 0 <= b < k):
         raise ValueError(f"values a, b must lie in 0..{k - 1}, got {a}, {b}")
@@ -283,10 +291,7 @@ def inferential_privacy_loss(prior: ArrayLike, likelihood: ArrayLike) -> float:
     >>> round(inferential_privacy_loss(twins, ldp_likelihood(rr, 2)), 4)   # 2 log 3
     2.1972
     """
-    flat, n, k = _check_prior(prior)
-    lik = _check_stochastic(likelihood, "likelihood")
-    if lik.shape[0] != flat.size:
-        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    flat, n, k, lik = _check_prior_and_likelihood(prior, likelihood)
     datasets = all_sequences(n, k)
     seen = flat @ lik > 0
     worst = 0.0
@@ -313,10 +318,7 @@ def bayes_guess_accuracy(prior: ArrayLike, likelihood: ArrayLike, person: int) -
     >>> bayes_guess_accuracy(prior, ldp_likelihood([[0.75, 0.25], [0.25, 0.75]], 2), 0)
     0.75
     """
-    flat, n, k = _check_prior(prior)
-    lik = _check_stochastic(likelihood, "likelihood")
-    if lik.shape[0] != flat.size:
-        raise ValueError(f"likelihood needs {flat.size} rows (one per dataset), got {lik.shape[0]}")
+    flat, n, k, lik = _check_prior_and_likelihood(prior, likelihood)
     i = _check_person(person, n)
     value = all_sequences(n, k)[:, i]
     joint = np.stack([(flat * (value == a)) @ lik for a in range(k)])
