@@ -56,7 +56,10 @@ from shuffle_lib.accounting.shuffle import shuffled_rr_exact_epsilon
 N_MAX = 10**10
 
 
-def _level_counts(counts: ArrayLike, levels: np.ndarray) -> np.ndarray:
+def _level_counts(counts: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
+    """How many people hold each entry of ``levels``: one each when ``counts`` is None."""
+    if counts is None:
+        return np.ones(levels.size, dtype=np.int64)
     sizes = np.asarray(counts)
     if (sizes.shape != levels.shape or not np.issubdtype(sizes.dtype, np.integer)
             or (sizes < 0).any()):
@@ -66,13 +69,25 @@ def _level_counts(counts: ArrayLike, levels: np.ndarray) -> np.ndarray:
     return sizes.astype(np.int64)
 
 
+def _people_per_level(
+    eps_i: ArrayLike, counts: ArrayLike | None, positive: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct levels (sorted) and how many people hold each."""
+    levels = np.atleast_1d(check_epsilon(eps_i, "eps_i", positive=positive))
+    if levels.ndim != 1:
+        raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
+    sizes = _level_counts(counts, levels)
+    distinct, where = np.unique(levels, return_inverse=True)
+    return distinct, np.bincount(where, weights=sizes, minlength=distinct.size).astype(np.int64)
+
+
 def _personal_levels(
     eps: ArrayLike, delta: ArrayLike, counts: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     eps_arr = np.atleast_1d(check_epsilon(eps))
     if eps_arr.ndim != 1:
         raise ValueError(f"eps must be a 1-D array of per-user levels, got shape {eps_arr.shape}")
-    users = eps_arr.size if counts is None else int(_level_counts(counts, eps_arr).sum())
+    users = int(_level_counts(counts, eps_arr).sum())
     if users < 2:
         raise ValueError(f"need at least 2 users, got {users}")
     delta_arr = np.broadcast_to(check_delta(delta), eps_arr.shape)
@@ -264,10 +279,7 @@ def personalized_numerical_epsilon(
     levels, deltas = _personal_levels(eps_i, delta_i, counts)
     delta_val = float(check_delta(delta, allow_zero=False))
     clones = _clone_probabilities(levels, deltas)
-    if counts is None:
-        sizes = np.ones(levels.size, dtype=np.int64)
-    else:
-        sizes = _level_counts(counts, levels)
+    sizes = _level_counts(counts, levels)
     present = sizes > 0
     if target is None:
         left_out = int(np.flatnonzero(present)[np.argmax(clones[present])])
@@ -324,7 +336,7 @@ def clone_reduction_epsilon(
     if probs.ndim != 1:
         raise ValueError(f"clone_probabilities must be 1-D, got shape {probs.shape}")
     delta_val = float(check_delta(delta, allow_zero=False))
-    sizes = np.ones(probs.size, dtype=np.int64) if counts is None else _level_counts(counts, probs)
+    sizes = _level_counts(counts, probs)
     reduction = CloneCountReduction(probs, sizes, level, TRUNCATION * delta_val)
     return certified_epsilon(reduction.bound, level, delta_val)
 
@@ -381,13 +393,7 @@ def personalized_laplace_epsilon(
     >>> bool(0.0 < value < 1.0)
     True
     """
-    levels = np.atleast_1d(check_epsilon(eps_i, "eps_i", positive=True))
-    if levels.ndim != 1:
-        raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
-    sizes = (np.ones(levels.size, dtype=np.int64) if counts is None
-             else _level_counts(counts, levels))
-    distinct, where = np.unique(levels, return_inverse=True)
-    people = np.bincount(where, weights=sizes, minlength=distinct.size).astype(np.int64)
+    distinct, people = _people_per_level(eps_i, counts, positive=True)
     if int(people.sum()) < 2:
         raise ValueError(f"need at least 2 people, got {int(people.sum())}")
     delta_val = float(check_delta(delta, allow_zero=False))
@@ -437,14 +443,8 @@ def level_tagged_rr_epsilon(
     >>> bool(tagged > personalized_numerical_epsilon(levels, 0.0, 1e-6))
     True
     """
-    levels = np.atleast_1d(check_epsilon(eps_i, "eps_i"))
-    if levels.ndim != 1:
-        raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
-    sizes = (np.ones(levels.size, dtype=np.int64) if counts is None
-             else _level_counts(counts, levels))
+    distinct, people = _people_per_level(eps_i, counts, positive=False)
     delta_val = float(check_delta(delta, allow_zero=False))
-    distinct, where = np.unique(levels, return_inverse=True)
-    people = np.bincount(where, weights=sizes, minlength=distinct.size).astype(np.int64)
     worst = 0.0
     for level, group in zip(distinct, people, strict=True):
         if group == 0 or float(level) <= worst:
