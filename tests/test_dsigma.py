@@ -13,6 +13,7 @@ from shuffle_lib.dsigma import (
     DSigmaMechanism,
     bfs_reference_permutation,
     empirical_preservation,
+    empirical_preservation_of_subsets,
     exhaustive_privacy_loss,
     group_widths,
     groups_from_forest,
@@ -505,3 +506,12 @@ def test_hamming_class_count_against_enumeration_and_the_crossing_counts() -> No
                 total = sum(hamming_class_count(n, ell, a, b, h - 2 * a - b)
                             for b in range(max(0, h - 2 * a + 1)))
                 assert counts[h, a] == pytest.approx(total, rel=1e-12)
+
+
+def test_preservation_of_several_subsets_matches_one_subset_at_a_time() -> None:
+    mech = DSigmaMechanism(groups_within_radius(np.arange(40.0), 3.0), alpha=4.0)
+    subsets = [np.arange(5, 15), np.arange(20, 22), np.arange(40)]
+    together = empirical_preservation_of_subsets(mech, subsets, 0.1, 30, rng=5)
+    alone = [empirical_preservation(mech, s, 0.1, 30, rng=5) for s in subsets]
+    assert together == alone
+    assert together[2] == 1.0  # everybody stays among everybody
