@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from shuffle_lib._lexicographic import Polytope, lexicographic_projection
 from shuffle_lib._validation import RngLike, as_rng, check_epsilon
 
 _SIMPLEX_TOL = 1e-9
@@ -170,6 +171,35 @@ def independent_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLik
     return pairs, channel
 
 
+def parallel_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLike,
+                      prior: ArrayLike) -> tuple[ProfileGraph, np.ndarray]:
+    r"""Two independent profile selections released together, seen from the first: person 1's
+    profile :math:`i` is the secret; person 2's profile :math:`J` is drawn from ``prior``
+    independently, person 2's value from :math:`P_J`, and the two values are privatized by
+    ``first`` (with profile :math:`i`) and ``second`` (with profile :math:`J`). Returns the
+    profiles of the joint input :math:`(x_1, (J, x_2))` given :math:`i`, namely
+    :math:`P_i \otimes (\pi_J P_J(x_2))`, and the channel
+    :math:`A_1^i(x_1,\cdot)\otimes A_2^J(x_2,\cdot)` on pairs of outputs. Observation 5 of Geumlek &
+    Chaudhuri 2019 (parallel composition): its level is the first mechanism's alone, because the
+    second report's law, :math:`\sum_j \pi_j P_jA_2^j`, is the same whatever :math:`i` is. Call it
+    with the roles exchanged for person 2's secret.
+
+    >>> joint, channel = parallel_releases(ProfileGraph([0.5], []), flip_channels([0.0]),
+    ...                                    flip_channels([0.0]), [1.0])
+    >>> joint.d, channel.shape
+    (4, (1, 4, 4))
+    """
+    a, b = _check_channels(graph, first), _check_channels(graph, second)
+    weights = _check_prior(graph, prior)
+    k, d = graph.k, graph.d
+    second_input = (weights[:, None] * graph.profiles).ravel()  # the pair (J, x2)
+    joint = ProfileGraph(np.einsum("ka,s->kas", graph.profiles, second_input).reshape(k, -1),
+                         graph.edges)
+    second_channel = b.reshape(k * d, -1)  # row (j, x2) is A_2^j(x2, .)
+    channel = np.einsum("kac,se->kasce", a, second_channel).reshape(k, d * k * d, -1)
+    return joint, channel
+
+
 def same_sample_releases(first: ArrayLike, second: ArrayLike) -> np.ndarray:
     """One sample privatized twice, by ``first`` and then ``second`` independently: a single
     channel whose outputs are pairs (Geumlek & Chaudhuri 2019, Observation 13: no composition
@@ -275,6 +305,45 @@ def _solve(problem, what: str) -> None:
         raise RuntimeError(f"{what}: solver status {problem.status!r}")
 
 
+def _bit_polytope(p: np.ndarray, edges: np.ndarray, e: float) -> Polytope:
+    """Problem (5) in the flips: for both orientations ``(a, b)`` of every edge,
+    ``q_a <= e q_b`` and ``1 - q_a <= e (1 - q_b)`` with ``q = p + alpha (1 - 2p)``, and
+    ``alpha <= 1/2`` (``alpha >= 0`` is implied by the polytope)."""
+    k = p.size
+    slope = 1 - 2 * p
+    oriented = np.concatenate([edges, edges[:, ::-1]])
+    a, b = oriented[:, 0], oriented[:, 1]
+    rows = np.zeros((len(oriented), k))
+    np.add.at(rows, (np.arange(len(oriented)), a), slope[a])
+    np.add.at(rows, (np.arange(len(oriented)), b), -e * slope[b])
+    return Polytope(np.vstack([rows, -rows, np.eye(k)]),
+                    np.r_[e * p[b] - p[a], (e - 1) - e * p[b] + p[a], np.full(k, 0.5)],
+                    np.zeros((0, k)), np.zeros(0))
+
+
+def _channel_polytope(profiles: np.ndarray, edges: np.ndarray, e: float) -> Polytope:
+    """Problem (6) on the stacked entries ``A[i, x, y]``: for both orientations ``(a, b)`` of every
+    edge and every output ``y``, ``(P_a A^a)_y <= e (P_b A^b)_y``; rows sum to 1 (entries are
+    non-negative in every polytope)."""
+    k, d = profiles.shape
+    oriented = np.concatenate([edges, edges[:, ::-1]])
+    rows = np.zeros((len(oriented), d, k, d, d))
+    for r, (a, b) in enumerate(oriented):
+        for y in range(d):
+            rows[r, y, a, :, y] += profiles[a]
+            rows[r, y, b, :, y] -= e * profiles[b]
+    size = k * d * d
+    sums = np.kron(np.eye(k * d), np.ones(d))
+    # a value a profile never produces enters no law: its row is pinned to the identity row, the
+    # choice every stage of smooth_categorical would make (no off-diagonal mass, nearest to I)
+    unused = np.flatnonzero(profiles.ravel() == 0)
+    pinned = np.zeros((unused.size * d, size))
+    pinned[np.arange(unused.size * d), (unused[:, None] * d + np.arange(d)).ravel()] = 1
+    identity_rows = np.eye(d)[unused % d].ravel()
+    return Polytope(rows.reshape(-1, size), np.zeros(len(oriented) * d),
+                    np.vstack([sums, pinned]), np.r_[np.ones(k * d), identity_rows])
+
+
 def _bit_constraints(q, edges: np.ndarray, e: float) -> list:
     """Both output constraints of problems (4)/(5), for both orientations of every edge, given the
     cvxpy expression ``q`` of every profile's probability of reporting 1."""
@@ -332,24 +401,31 @@ def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
     minimizing the largest one subject to the edge constraints of problem (5), which are linear in
     the flips: with :math:`q_i = p_i + \alpha_i(1 - 2p_i)` the probability of output 1,
     :math:`q_i \le e^\varepsilon q_j` and :math:`1 - q_i \le e^\varepsilon(1 - q_j)` for both
-    orientations of every edge. Solved with cvxpy and HiGHS; raises ``RuntimeError`` if the solve
-    fails. The answer is certified.
+    orientations of every edge, and :math:`0 \le \alpha_i \le 1/2`.
+
+    Problem (5) usually has many optimal flip vectors (only the largest flip is pinned down), so
+    the answer is made unique in three stages: (1) the paper's objective
+    :math:`t^\ast = \min \max_i \alpha_i`; (2) among flips with
+    :math:`\max_i\alpha_i\le t^\ast`, the smallest total flip :math:`\sum_i \alpha_i` (the
+    expected share of corrupted reports when every profile is equally likely); (3) among those,
+    the smallest :math:`\sum_i \alpha_i^2`, which is strictly convex and so has a single
+    minimizer. Every stage is symmetric in the profiles, so relabelling them permutes the answer
+    the same way. Stages (1)-(2) are LPs (HiGHS), stage (3) a Euclidean projection (Clarabel;
+    see :mod:`shuffle_lib._lexicographic` for its accuracy). Raises
+    ``RuntimeError`` if a solve fails. The answer is certified.
 
     >>> smooth_one_bit(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3)).round(6).tolist()
     [0.25, 0.25]
     """
-    import cvxpy as cp
-
     eps_val = float(check_epsilon(eps, positive=True))
     p = _as_bernoulli(graph)
     if len(graph.edges) == 0:
         return np.zeros(graph.k)
-    flips = cp.Variable(graph.k)
-    q = p + cp.multiply(flips, 1 - 2 * p)
-    constraints = [flips >= 0, flips <= 0.5,
-                   *_bit_constraints(q, graph.edges, math.exp(eps_val))]
-    _solve(cp.Problem(cp.Minimize(cp.max(flips)), constraints), "Smooth One Bit")
-    certified = _certify(graph, flip_channels(np.clip(flips.value, 0.0, 0.5)), eps_val)
+    polytope = _bit_polytope(p, graph.edges, math.exp(eps_val))
+    flips = lexicographic_projection(polytope, [("max", np.ones(graph.k)),
+                                                ("linear", np.ones(graph.k))],
+                                     np.zeros(graph.k), "Smooth One Bit")
+    certified = _certify(graph, flip_channels(np.clip(flips, 0.0, 0.5)), eps_val)
     return certified[:, 0, 1]
 
 
@@ -361,14 +437,22 @@ def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_of
     minimizes the largest off-diagonal entry, the worst chance of corrupting any value;
     ``"expected_accuracy"`` maximizes :math:`\sum_i \pi_i \sum_x P_i(x) A^i_{xx}`, the chance of
     reporting the true value under a prior :math:`\pi` on profiles (uniform by default), the
-    refinement the paper suggests. Solved with cvxpy and HiGHS; the answer is certified.
+    refinement the paper suggests.
+
+    Problem (6) has many optimal solutions (a row :math:`x` with :math:`P_i(x) = 0` does not even
+    enter a constraint), so the answer is made unique in three stages: (1) the chosen objective;
+    (2) among its optima, the other objective (expected accuracy after the largest off-diagonal
+    entry, and the reverse); (3) among those, the channels closest to the identity,
+    :math:`\min \sum_i \lVert A^i - I\rVert_F^2`, which is strictly convex and so has a single
+    minimizer. Every stage is symmetric under relabelling the profiles (with the prior) and,
+    simultaneously in every profile, the categories, so the answer follows any relabelling.
+    Stages (1)-(2) are LPs (HiGHS), stage (3) a Euclidean projection (Clarabel; see
+    :mod:`shuffle_lib._lexicographic` for its accuracy). The answer is certified.
 
     >>> mats = smooth_categorical(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3))
     >>> mats[0, 0].round(6).tolist(), mats[1, 1].round(6).tolist()  # the rows in use
     ([0.75, 0.25], [0.25, 0.75])
     """
-    import cvxpy as cp
-
     eps_val = float(check_epsilon(eps, positive=True))
     if objective not in ("max_offdiag", "expected_accuracy"):
         raise ValueError(f"objective must be 'max_offdiag' or 'expected_accuracy', "
@@ -376,20 +460,17 @@ def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_of
     weights = _check_prior(graph, np.full(graph.k, 1 / graph.k) if prior is None else prior)
     if len(graph.edges) == 0:
         return np.broadcast_to(np.eye(graph.d), (graph.k, graph.d, graph.d)).copy()
-    channels = [cp.Variable((graph.d, graph.d), nonneg=True) for _ in range(graph.k)]
-    laws = [graph.profiles[i] @ channels[i] for i in range(graph.k)]
-    e = math.exp(eps_val)
-    constraints = [cp.sum(a, axis=1) == 1 for a in channels]
-    for i, j in graph.edges:
-        constraints += [laws[i] <= e * laws[j], laws[j] <= e * laws[i]]
-    off = ~np.eye(graph.d, dtype=bool)
-    if objective == "max_offdiag":
-        goal = cp.Minimize(cp.max(cp.hstack([a[off] for a in channels])))
-    else:
-        goal = cp.Maximize(sum(weights[i] * graph.profiles[i] @ cp.diag(channels[i])
-                               for i in range(graph.k)))
-    _solve(cp.Problem(goal, constraints), "Smooth Categorical")
-    return _certify(graph, np.array([a.value for a in channels]), eps_val)
+    k, d = graph.k, graph.d
+    polytope = _channel_polytope(graph.profiles, graph.edges, math.exp(eps_val))
+    off_diagonal = np.tile(~np.eye(d, dtype=bool), (k, 1, 1)).ravel()
+    inaccuracy = -(weights[:, None, None] * graph.profiles[:, :, None]
+                   * np.eye(d)[None]).ravel()  # minus the expected accuracy, entry by entry
+    stages = [("max", off_diagonal), ("linear", inaccuracy)]
+    if objective == "expected_accuracy":
+        stages.reverse()
+    entries = lexicographic_projection(polytope, stages, np.tile(np.eye(d), (k, 1, 1)).ravel(),
+                                       "Smooth Categorical")
+    return _certify(graph, entries.reshape(k, d, d), eps_val)
 
 
 def apply_flips(bits: ArrayLike, profile_index: ArrayLike, flips: ArrayLike,

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from scipy.optimize import linprog, minimize
 
 from shuffle_lib.profile import (
     ProfileGraph,
@@ -20,6 +21,8 @@ from shuffle_lib.profile import (
     flip_channels,
     independent_releases,
     one_bit_cluster,
+    output_laws,
+    parallel_releases,
     profile_privacy_loss,
     same_sample_releases,
     smooth_categorical,
@@ -200,6 +203,203 @@ def test_sampling_matches_the_channels() -> None:
     flipped = apply_flips(bits, np.repeat([0, 1], 50_000), [0.1, 0.3], rng=gen)
     assert abs(np.mean(flipped[:50_000]) - 0.1) < 5 * math.sqrt(0.09 / 50_000)
     assert abs(np.mean(1 - flipped[50_000:]) - 0.3) < 5 * math.sqrt(0.21 / 50_000)
+
+
+def _random_graph(gen: np.random.Generator, k: int, d: int) -> ProfileGraph:
+    profiles = gen.dirichlet(np.ones(d), size=k)
+    edges = [e for e in itertools.combinations(range(k), 2) if gen.random() < 0.5] or [(0, 1)]
+    return ProfileGraph(profiles, edges)
+
+
+def _bit_rows(graph: ProfileGraph, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Problem (5) as explicit rows ``G @ alpha <= h``, written out from the definition: for both
+    orientations (a, b) of every edge, q_a <= e^eps q_b and 1 - q_a <= e^eps (1 - q_b), where
+    q = p + alpha (1 - 2p)."""
+    p, e = graph.profiles[:, 1], math.exp(eps)
+    rows, rhs = [], []
+    for i, j in graph.edges:
+        for a, b in ((i, j), (j, i)):
+            for sign in (1, -1):  # output 1, then output 0 (1 - q)
+                row = np.zeros(graph.k)
+                row[a] += sign * (1 - 2 * p[a])
+                row[b] -= sign * e * (1 - 2 * p[b])
+                rows.append(row)
+                if sign == 1:
+                    rhs.append(e * p[b] - p[a])
+                else:
+                    rhs.append((e - 1) - e * p[b] + p[a])
+    return np.array(rows), np.array(rhs)
+
+
+def test_smooth_one_bit_stages_match_an_independent_formulation(
+        rng: np.random.Generator) -> None:
+    # scipy's linprog on explicit matrices (no cvxpy) for the two LP stages, SLSQP for the last
+    for _ in range(12):
+        k = int(rng.integers(2, 7))
+        graph = ProfileGraph(rng.random(k), _random_graph(rng, k, 2).edges)
+        eps = float(rng.uniform(0.1, 3))
+        ours = smooth_one_bit(graph, eps)
+        G, h = _bit_rows(graph, eps)
+        # stage 1: variables (alpha, t), minimize t with alpha_i <= t
+        stage1 = linprog(np.r_[np.zeros(k), 1.0],
+                         A_ub=np.block([[G, np.zeros((len(G), 1))], [np.eye(k), -np.ones((k, 1))]]),
+                         b_ub=np.r_[h, np.zeros(k)], bounds=[(0, 0.5)] * k + [(0, 0.5)])
+        assert ours.max() == pytest.approx(stage1.fun, abs=1e-7)
+        top = stage1.fun + 1e-9
+        stage2 = linprog(np.ones(k), A_ub=G, b_ub=h, bounds=[(0, top)] * k)
+        assert ours.sum() == pytest.approx(stage2.fun, abs=1e-6)
+        # stage 3: the unique flips of smallest sum of squares among the stage-2 optima
+        held = [{"type": "ineq", "fun": lambda a, G=G, h=h: h - G @ a},
+                {"type": "ineq", "fun": lambda a, total=stage2.fun: total + 1e-9 - a.sum()}]
+        stage3 = minimize(lambda a: a @ a, stage2.x, jac=lambda a: 2 * a, method="SLSQP",
+                          bounds=[(0, top)] * k, constraints=held,
+                          options={"ftol": 1e-14, "maxiter": 500})
+        np.testing.assert_allclose(ours, stage3.x, atol=1e-5)
+
+
+def test_smooth_one_bit_follows_relabelling(rng: np.random.Generator) -> None:
+    for _ in range(10):
+        k = int(rng.integers(3, 8))
+        p = rng.random(k)
+        graph = ProfileGraph(p, _random_graph(rng, k, 2).edges)
+        eps = float(rng.uniform(0.1, 2))
+        flips = smooth_one_bit(graph, eps)
+        perm = rng.permutation(k)  # new profile a is old profile perm[a]
+        where = np.argsort(perm)
+        relabelled = ProfileGraph(p[perm], where[graph.edges])
+        np.testing.assert_allclose(smooth_one_bit(relabelled, eps)[where], flips, atol=1e-7)
+        # exchanging the meaning of the bits (p -> 1 - p) changes nothing either
+        mirrored = ProfileGraph(1 - p, graph.edges)
+        np.testing.assert_allclose(smooth_one_bit(mirrored, eps), flips, atol=1e-7)
+
+
+def test_smooth_one_bit_is_algorithm_1_on_mirror_couplets_only() -> None:
+    # p_j = 1 - p_i: the problem is symmetric under (swap profiles, swap bits), so the unique
+    # answer gives both profiles the same flip, the one of Algorithm 1
+    for p_i in (0.0, 0.1, 0.3, 0.45):
+        for eps in (0.2, 1.0):
+            smooth = smooth_one_bit(ProfileGraph([p_i, 1 - p_i], [(0, 1)]), eps)
+            assert smooth == pytest.approx([two_profile_flip_bound(p_i, 1 - p_i, eps)] * 2,
+                                           abs=1e-6)
+    # otherwise separate flips can do better: only the profile nearer 1/2's partner moves
+    smooth = smooth_one_bit(ProfileGraph([0.1, 0.3], [(0, 1)]), 0.5)
+    shared = two_profile_flip_bound(0.1, 0.3, 0.5)
+    assert smooth[1] == pytest.approx(0.0, abs=1e-7) and smooth[0] < shared - 0.04
+
+
+def _categorical_rows(graph: ProfileGraph, eps: float) -> tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray, np.ndarray]:
+    """Problem (6) on the stacked entries A[i, x, y] (index (i * d + x) * d + y): the edge rows
+    G @ a <= 0 and the row sums E @ a = 1, written out from the definition."""
+    k, d, e = graph.k, graph.d, math.exp(eps)
+    size = k * d * d
+    G = []
+    for i, j in graph.edges:
+        for a, b in ((i, j), (j, i)):
+            for y in range(d):  # (P_a A^a)_y - e^eps (P_b A^b)_y <= 0
+                row = np.zeros(size)
+                for x in range(d):
+                    row[(a * d + x) * d + y] += graph.profiles[a, x]
+                    row[(b * d + x) * d + y] -= e * graph.profiles[b, x]
+                G.append(row)
+    E = np.zeros((k * d, size))
+    for r in range(k * d):
+        E[r, r * d:(r + 1) * d] = 1
+    return np.array(G), np.zeros(len(G)), E, np.ones(k * d)
+
+
+@pytest.mark.parametrize("d", [3, 4, 5])
+def test_smooth_categorical_is_optimal_against_an_independent_lp(
+        d: int, rng: np.random.Generator) -> None:
+    for _ in range(4):
+        k = int(rng.integers(2, 5))
+        graph = _random_graph(rng, k, d)
+        eps = float(rng.uniform(0.05, 1.5))
+        G, h, E, ones = _categorical_rows(graph, eps)
+        size = k * d * d
+        off = np.tile((~np.eye(d, dtype=bool)).ravel(), k)
+        # largest off-diagonal entry: epigraph variable t >= every off-diagonal entry
+        A_t = np.zeros((off.sum(), size + 1))
+        A_t[np.arange(off.sum()), np.flatnonzero(off)] = 1
+        A_t[:, -1] = -1
+        best_max = linprog(np.r_[np.zeros(size), 1.0], A_ub=np.vstack([np.c_[G, np.zeros(len(G))],
+                                                                        A_t]),
+                           b_ub=np.r_[h, np.zeros(off.sum())], A_eq=np.c_[E, np.zeros(k * d)],
+                           b_eq=ones, bounds=(0, 1)).fun
+        mats = smooth_categorical(graph, eps)
+        assert mats[:, ~np.eye(d, dtype=bool)].max() == pytest.approx(best_max, abs=1e-7)
+        # expected accuracy under a prior: maximize sum_i pi_i sum_x P_i(x) A^i_xx
+        prior = rng.dirichlet(np.ones(k))
+        gain = np.zeros(size)
+        for i in range(k):
+            for x in range(d):
+                gain[(i * d + x) * d + x] = prior[i] * graph.profiles[i, x]
+        best_acc = -linprog(-gain, A_ub=G, b_ub=h, A_eq=E, b_eq=ones, bounds=(0, 1)).fun
+        accurate = smooth_categorical(graph, eps, "expected_accuracy", prior)
+        assert expected_accuracy(graph, accurate, prior) == pytest.approx(best_acc, abs=1e-7)
+        for channels in (mats, accurate):
+            assert profile_privacy_loss(graph, channels) <= eps + CERTIFICATE_SLACK
+
+
+def test_smooth_categorical_follows_relabelling(rng: np.random.Generator) -> None:
+    for objective in ("max_offdiag", "expected_accuracy"):
+        for _ in range(4):
+            k, d = int(rng.integers(2, 5)), int(rng.integers(3, 5))
+            graph = _random_graph(rng, k, d)
+            prior = rng.dirichlet(np.ones(k))
+            eps = float(rng.uniform(0.05, 1.0))
+            mats = smooth_categorical(graph, eps, objective, prior)
+            perm, cats = rng.permutation(k), rng.permutation(d)
+            where = np.argsort(perm)
+            relabelled = ProfileGraph(graph.profiles[perm][:, cats], where[graph.edges])
+            again = smooth_categorical(relabelled, eps, objective, prior[perm])
+            np.testing.assert_allclose(again, mats[perm][:, cats][:, :, cats], atol=1e-7)
+
+
+def test_ties_are_broken_towards_keeping_the_data() -> None:
+    # a profile at p = 1/2 reports a fair coin whatever it flips: its flip is free, and is 0
+    graph = ProfileGraph([0.0, 0.5, 1.0], [(0, 1), (1, 2)])
+    assert smooth_one_bit(graph, 0.5)[1] == pytest.approx(0.0, abs=1e-7)
+    # a category a profile never produces: its row is unconstrained, and is the identity row
+    zeros = ProfileGraph([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]], [(0, 1)])
+    for objective in ("max_offdiag", "expected_accuracy"):
+        mats = smooth_categorical(zeros, 0.3, objective)
+        np.testing.assert_allclose(mats[0, 2], [0, 0, 1], atol=1e-9)
+
+
+def test_post_processing_observation_3(rng: np.random.Generator) -> None:
+    for _ in range(30):
+        k, d, m = int(rng.integers(2, 5)), int(rng.integers(2, 4)), int(rng.integers(2, 5))
+        graph = _random_graph(rng, k, d)
+        channels = rng.dirichlet(np.ones(m), size=(k, d))
+        kernel = rng.dirichlet(np.ones(int(rng.integers(2, 5))), size=m)
+        assert profile_privacy_loss(graph, channels @ kernel) <= (
+            profile_privacy_loss(graph, channels) + 1e-12)
+    # a map that looks at the profile is not post-processing: it can reveal the profile
+    graph = ProfileGraph([0.5, 0.5], [(0, 1)])
+    uniform = flip_channels([0.5, 0.5])
+    tagged = np.stack([np.kron(uniform[0], [1, 0]), np.kron(uniform[1], [0, 1])])
+    assert profile_privacy_loss(graph, uniform) == 0.0
+    assert profile_privacy_loss(graph, tagged) == np.inf
+
+
+def test_parallel_composition_observation_5(rng: np.random.Generator) -> None:
+    for _ in range(15):
+        k, d = int(rng.integers(2, 5)), int(rng.integers(2, 4))
+        graph = _random_graph(rng, k, d)
+        first, second = rng.dirichlet(np.ones(3), size=(2, k, d))
+        prior = rng.dirichlet(np.ones(k))
+        joint, channel = parallel_releases(graph, first, second, prior)
+        assert np.allclose(channel.sum(axis=2), 1.0)
+        # independently of the library's product: the law given profile i, written directly
+        second_law = prior @ output_laws(graph, second)
+        direct = np.einsum("ka,b->kab", output_laws(graph, first), second_law).reshape(k, -1)
+        np.testing.assert_allclose(output_laws(joint, channel), direct, atol=1e-12)
+        eps1 = profile_privacy_loss(graph, first)
+        assert profile_privacy_loss(joint, channel) == pytest.approx(eps1, rel=1e-9)
+        # the same person twice (dependent selections) composes additively, not in parallel
+        pair, both = independent_releases(graph, first, first)
+        assert profile_privacy_loss(pair, both) == pytest.approx(2 * eps1, rel=1e-9)
 
 
 @pytest.mark.parametrize(
