@@ -14,17 +14,21 @@ between datasets as input divergence, the algorithm is pure :math:`\varepsilon`-
 .. math:: \varepsilon = \max\{\ln(b+1)-\ln o,\ \ln o\},\qquad o = p/(1-p),
 
 where :math:`b` is the size of the largest stratum holding two different records
-(:math:`\varepsilon=0` if there is none).
+(:math:`\varepsilon=0` if there is none). For small files the exact budget is computed by
+enumeration (:func:`exact_swapping_epsilon`); :func:`swapping_epsilon_lower_bound` and
+:func:`swapping_bound_slack` say how close the theorem is to the worst case for a given :math:`b`.
 
 Records are pandas DataFrames, one row per privacy unit (a household in the slides' examples).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,13 +37,14 @@ from numpy.typing import ArrayLike
 from scipy.special import expit
 
 from shuffle_lib._validation import RngLike, as_rng, check_integer, check_probability
-from shuffle_lib.divergences import hamming_set_distance, unordered_dataset
+from shuffle_lib.divergences import unordered_dataset
 from shuffle_lib.permutations import fill_uniform_derangement, log_derangements
 
 Columns = str | Sequence[str]
 UnorderedDataset = tuple[tuple, ...]
 
 MAX_EXACT_STRATUM = 8  # exact enumeration visits m! permutations per stratum
+MAX_EXACT_UNIVERSE = 2_000  # pairwise losses visit every pair of the universe
 
 
 def _column_list(spec: Columns, name: str, records: pd.DataFrame) -> list[str]:
@@ -387,6 +392,97 @@ def invariant_universe(records: pd.DataFrame, match_key: Columns, swap_var: Colu
     return sorted(_combine(per_stratum))
 
 
+@dataclass(frozen=True)
+class _StratumTables:
+    r"""One stratum's invariant universe and the exact swapping law on it, in array form.
+
+    ``members`` is the universe of the stratum (sorted unordered datasets); ``target[u, t]`` is
+    the index of the output member :math:`u` becomes under the ``t``-th permutation of the
+    stratum's records, which moves ``moved[t]`` records; ``distance[u, v]`` is
+    :math:`d_{\text{HamS}}` between two members."""
+
+    members: tuple[UnorderedDataset, ...]
+    moved: np.ndarray
+    target: np.ndarray
+    distance: np.ndarray
+
+    def log_law(self, p: float) -> np.ndarray:
+        r"""``[u, z]`` = :math:`\ln\Pr(T(u)=z)`: every permutation moving :math:`k` records has
+        probability :math:`p^k(1-p)^{m-k}/(1-mp(1-p)^{m-1})\cdot 1/!k` (as in
+        :func:`swap_output_distribution`)."""
+        size, m = len(self.members), len(self.members[0])
+        if m < 2:
+            return np.zeros((1, 1))
+        counts = np.rint(np.exp(log_derangements(np.arange(m + 1))))
+        counts[1] = 1.0  # no permutation moves exactly one record
+        normalizer = 1.0 - m * p * (1.0 - p) ** (m - 1)
+        weight = p**self.moved * (1.0 - p) ** (m - self.moved) / normalizer / counts[self.moved]
+        flat = (np.arange(size)[:, None] * size + self.target).ravel()
+        law = np.bincount(flat, weights=np.broadcast_to(weight, self.target.shape).ravel(),
+                          minlength=size * size).reshape(size, size)
+        with np.errstate(divide="ignore"):
+            return np.log(law)
+
+
+@functools.lru_cache(maxsize=128)
+def _stratum_members(rows: tuple[tuple, ...], positions: tuple[int, ...]
+                     ) -> tuple[UnorderedDataset, ...]:
+    """Every re-pairing of a stratum's held and swap values (sorted unordered datasets)."""
+    return tuple(sorted({unordered_dataset(_with_swap_values(list(rows), perm, list(positions)))
+                         for perm in itertools.permutations(range(len(rows)))}))
+
+
+@functools.lru_cache(maxsize=128)
+def _stratum_tables(rows: tuple[tuple, ...], positions: tuple[int, ...]) -> _StratumTables:
+    """Build :class:`_StratumTables` with integer codes: a record is (held part, swap part), a
+    member of the universe the sorted vector of its records' codes."""
+    members = _stratum_members(rows, positions)
+    m = len(rows)
+    perms = np.array(list(itertools.permutations(range(m))), dtype=np.int64).reshape(-1, m)
+    moved = (perms != np.arange(m)).sum(axis=1)
+    held_code: dict[tuple, int] = {}
+    swap_code: dict[tuple, int] = {}
+    for row in rows:
+        held_code.setdefault(tuple(v for c, v in enumerate(row) if c not in positions),
+                             len(held_code))
+        swap_code.setdefault(tuple(row[c] for c in positions), len(swap_code))
+    n_swap = len(swap_code)
+    base = len(held_code) * n_swap
+
+    def codes(member: UnorderedDataset) -> np.ndarray:
+        return np.sort([held_code[tuple(v for c, v in enumerate(row) if c not in positions)]
+                        * n_swap + swap_code[tuple(row[c] for c in positions)] for row in member])
+
+    member_codes = np.array([codes(member) for member in members], dtype=np.int64).reshape(-1, m)
+    powers = base ** np.arange(m, dtype=np.int64)  # base <= m^2 <= 64, so base^m < 2^63
+    keys = member_codes @ powers
+    order = np.argsort(keys)
+    target = np.empty((len(members), perms.shape[0]), dtype=np.int64)
+    for u, code in enumerate(member_codes):
+        held, swapped = code // n_swap, code % n_swap
+        outputs = np.sort(held * n_swap + swapped[perms], axis=1) @ powers
+        target[u] = order[np.searchsorted(keys, outputs, sorter=order)]
+    counts = np.stack([np.bincount(code, minlength=base) for code in member_codes])
+    shared = np.minimum(counts[:, None, :], counts[None, :, :]).sum(axis=2)
+    for array in (moved, target, shared):
+        array.flags.writeable = False
+    distance = (m - shared).astype(float)
+    distance.flags.writeable = False
+    return _StratumTables(members, moved, target, distance)
+
+
+def _pair_extremes(log_law: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""For every pair of members :math:`(u, v)`: the largest and smallest
+    :math:`\ln\Pr(T(u)=z)-\ln\Pr(T(v)=z)` over outputs :math:`z` (0 where both are impossible)."""
+    size = log_law.shape[0]
+    largest, smallest = np.empty((size, size)), np.empty((size, size))
+    for u in range(size):
+        with np.errstate(invalid="ignore"):  # -inf - (-inf): both impossible, set to 0
+            gap = np.where(log_law[u] == log_law, 0.0, log_law[u] - log_law)
+        largest[u], smallest[u] = gap.max(axis=1), gap.min(axis=1)
+    return largest, smallest
+
+
 def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
                              p: float) -> pd.DataFrame:
     r"""For every pair :math:`\mathbf X\ne\mathbf X'` of the invariant universe of ``records``:
@@ -395,26 +491,55 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     .. math:: L = \max_{\mathbf Z}\left|\ln\frac{\Pr(T(\mathbf X)=\mathbf Z)}
               {\Pr(T(\mathbf X')=\mathbf Z)}\right|,
 
-    (``inf`` if one output is possible from one dataset only). The theorem of Bailie et al. states
-    :math:`L\le d^u_{\text{HamS}}\,\varepsilon`; :func:`exact_swapping_epsilon` is the largest
-    :math:`L/d`. Columns ``x``, ``x_prime`` (indices into :func:`invariant_universe`),
-    ``distance``, ``loss``.
+    (``inf`` if one output is possible from one dataset only). The theorem of Bailie, Gong & Meng
+    (2023, theorem slide) states :math:`L\le d^u_{\text{HamS}}\,\varepsilon`;
+    :func:`exact_swapping_epsilon` is the largest :math:`L/d`. Columns ``x``, ``x_prime``
+    (indices into :func:`invariant_universe`, pairs in the order of
+    ``itertools.combinations``), ``distance``, ``loss``.
+
+    Exact and vectorized: strata are independent and hold disjoint records, so the law of
+    :math:`T(\mathbf X)` is the product of the strata's laws and, writing
+    :math:`g_s(z_s)` for stratum :math:`s`'s log-ratio,
+    :math:`L=\max\{\sum_s\max_{z_s}g_s,\ -\sum_s\min_{z_s}g_s\}` and
+    :math:`d=\sum_s d_s`. Each stratum's law is a matrix over its universe (every permutation of
+    the stratum enumerated once, for all members), so only the strata are enumerated, not the
+    whole universe. At most ``MAX_EXACT_UNIVERSE`` datasets in the universe.
+
+    At :math:`p=1/2` in a stratum of three (one owner, two renters, three counties), a
+    permutation moving :math:`k` records has weight :math:`1/!k`: the owner stays put with
+    weight :math:`1+1` (identity, or the renters trade) and reaches a given other county with
+    weight :math:`1+1/2` (one transposition, one 3-cycle), so every loss is :math:`\ln(4/3)`:
+
+    >>> frame = pd.DataFrame({"size": [2, 2, 2], "county": ["A", "B", "C"],
+    ...                       "tenure": ["own", "rent", "rent"]})
+    >>> losses = pairwise_swapping_losses(frame, "size", "county", 0.5)
+    >>> losses["distance"].tolist(), bool(np.allclose(losses["loss"], math.log(4 / 3)))
+    ([2.0, 2.0, 2.0], True)
     """
-    universe = invariant_universe(records, match_key, swap_var)
-    columns = list(records.columns)
-    laws = []
-    for dataset in universe:
-        frame = pd.DataFrame(list(dataset), columns=columns).astype(records.dtypes.to_dict())
-        laws.append(swap_output_distribution(frame, match_key, swap_var, p))
-    rows = []
-    for i, j in itertools.combinations(range(len(universe)), 2):
-        outputs = set(laws[i]) | set(laws[j])
-        with np.errstate(divide="ignore"):
-            first = np.log([laws[i].get(z, 0.0) for z in outputs])
-            second = np.log([laws[j].get(z, 0.0) for z in outputs])
-        gaps = np.where(first == second, 0.0, np.abs(first - second))
-        rows.append((i, j, hamming_set_distance(universe[i], universe[j]), float(gaps.max())))
-    return pd.DataFrame(rows, columns=["x", "x_prime", "distance", "loss"])
+    strata, positions = _strata_rows(records, match_key, swap_var)
+    rate = _check_swap_rate(p)
+    keys = [(tuple(rows), tuple(positions)) for rows in strata]
+    sizes = [len(_stratum_members(*key)) for key in keys]
+    total = math.prod(sizes)
+    if total > MAX_EXACT_UNIVERSE:
+        raise ValueError(f"the invariant universe holds {total} datasets; exact pairwise losses "
+                         f"are limited to {MAX_EXACT_UNIVERSE} (the pairs grow as its square)")
+    tables = [_stratum_tables(*key) for key in keys]
+    # product order of the universe -> sorted order of invariant_universe
+    index = np.indices(sizes).reshape(len(sizes), -1)
+    datasets = [tuple(sorted(itertools.chain.from_iterable(
+        t.members[i] for t, i in zip(tables, combo, strict=True)))) for combo in index.T.tolist()]
+    order = sorted(range(total), key=datasets.__getitem__)
+    first, second = np.triu_indices(total, 1)
+    a, b = np.asarray(order)[first], np.asarray(order)[second]
+    up, down, distance = np.zeros(first.size), np.zeros(first.size), np.zeros(first.size)
+    for s, table in enumerate(tables):
+        largest, smallest = _pair_extremes(table.log_law(rate))
+        up += largest[index[s, a], index[s, b]]
+        down -= smallest[index[s, a], index[s, b]]
+        distance += table.distance[index[s, a], index[s, b]]
+    return pd.DataFrame({"x": first.astype(np.int64), "x_prime": second.astype(np.int64),
+                         "distance": distance, "loss": np.maximum(up, down)})
 
 
 def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
@@ -434,3 +559,91 @@ def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: 
     if losses.empty:
         return 0.0
     return float((losses["loss"] / losses["distance"]).max())
+
+
+def _log_derangement_step(k: int, step: int) -> float:
+    r""":math:`\ln(!(k+\ell)/!k)` for :math:`\ell=` ``step`` in {1, 2}, without cancellation, from
+    the recurrence :math:`!(i+1)=(i+1)\,!i+(-1)^{i+1}`:
+
+    .. math:: \frac{!(k+1)}{!k}=(k+1)\Bigl(1+\frac{(-1)^{k+1}}{(k+1)\,!k}\Bigr),\qquad
+              \frac{!(k+2)}{!k}=(k+1)(k+2)\Bigl(1-\frac{(-1)^{k}}{(k+2)\,!k}\Bigr)."""
+    inverse = math.exp(-float(log_derangements(k)))  # 1/!k, underflows to 0 for large k
+    sign = 1.0 if k % 2 == 0 else -1.0
+    if step == 1:
+        return math.log(k + 1) + math.log1p(-sign * inverse / (k + 1))
+    return math.log(k + 1) + math.log(k + 2) + math.log1p(-sign * inverse / (k + 2))
+
+
+def swapping_epsilon_lower_bound(b: int, p: ArrayLike) -> np.ndarray | float:
+    r"""The exact worst privacy loss per unit of :math:`d^h_{\text{HamS}}` between two datasets
+    at distance 2 whose stratum of ``b`` records has distinct held values and distinct swap values,
+    for the Permutation Algorithm of Bailie, Gong & Meng (2023, algorithm slide), conditioning on
+    its invariants (our analysis, not in the talk). Any universe holding such a stratum has an
+    exact budget at least this large, and the talk's theorem (:func:`swapping_epsilon`, theorem
+    slide) is an upper bound on it.
+
+    In such a stratum every output is :math:`\pi(\mathbf X)` for exactly one permutation
+    :math:`\pi`, of probability proportional to :math:`o^k/!k` (:math:`k` records moved,
+    :math:`o=p/(1-p)`). Two datasets at distance 2 differ by a transposition :math:`\tau`, and
+    :math:`\sigma\mapsto\sigma\circ\tau` takes :math:`k` to :math:`k'` with
+    :math:`(k,k')\in\{(k,k+2): k\in\{0,2,3,\dots,b-2\}\}\cup\{(k,k+1): 2\le k\le b-1\}`, their
+    reverses, or :math:`k'=k`. So, with :math:`x=\ln o`,
+
+    .. math:: \varepsilon_{\text{low}}(b,p)=\tfrac12\max_{(k,k')}
+              \Bigl|(k'-k)\,x-\ln\frac{!k'}{!k}\Bigr|.
+
+    Both :math:`!(k+1)/!k` and :math:`!(k+2)/!k` increase with :math:`k\ge2` (and
+    :math:`!2/!0=1<!4/!2`), so the maximum is at the ends of each range: the pairs
+    :math:`(0,2)`, :math:`(b-2,b)`, :math:`(2,3)`, :math:`(b-1,b)`; :math:`O(1)` for any ``b``.
+    ``inf`` at :math:`p\in\{0,1\}`. Broadcasts over ``p``.
+
+    >>> round(swapping_epsilon_lower_bound(2, 0.2), 4), round(math.log(4), 4)
+    (1.3863, 1.3863)
+    >>> round(swapping_epsilon_lower_bound(4, 0.2), 4), round(math.log(3) + math.log(4), 4)
+    (2.4849, 2.4849)
+    """
+    size = check_integer(b, "b", 2)
+    rate = check_probability(p, "p")
+    with np.errstate(divide="ignore"):
+        x = np.log(rate) - np.log1p(-rate)
+    candidates = [np.abs(x)]  # (0, 2): !2/!0 = 1
+    if size >= 4:
+        candidates.append(np.abs(2 * x - _log_derangement_step(size - 2, 2)) / 2)
+    if size >= 3:
+        candidates.append(np.abs(x - _log_derangement_step(2, 1)) / 2)
+        candidates.append(np.abs(x - _log_derangement_step(size - 1, 1)) / 2)
+    bound = np.max(candidates, axis=0)
+    return float(bound) if bound.ndim == 0 else bound
+
+
+def swapping_bound_slack(b: int) -> float:
+    r"""An upper bound on how much the theorem's budget (:func:`swapping_epsilon`, Bailie, Gong &
+    Meng 2023, theorem slide) can exceed the exact worst-case budget over universes whose largest
+    stratum has ``b`` records (our analysis, not in the talk): the largest gap, over swap rates
+    :math:`p\in(0,1)`, between it and :func:`swapping_epsilon_lower_bound`,
+
+    .. math:: G(b)=\sup_p\bigl[\varepsilon(b,p)-\varepsilon_{\text{low}}(b,p)\bigr]
+              =\ln(b+1)-\tfrac12\ln\frac{!b}{!(b-2)}\quad(b\ge4),
+
+    with :math:`G(2)=\ln3` (:math:`!2/!0=1`) and :math:`G(3)=\ln4` (a stratum of three has no
+    pair :math:`(1,3)`). For :math:`b\ge4` and :math:`p\le\tfrac12` the gap equals :math:`G(b)`;
+    it shrinks above and vanishes from :math:`p^\ast` on. From
+    :math:`!b/!(b-2)=b(b-1)(1-(-1)^b/(b\,!(b-2)))`,
+
+    .. math:: G(b)=\tfrac12\ln\Bigl(1+\frac{3b+1}{b(b-1)}\Bigr)
+              -\tfrac12\ln\Bigl(1-\frac{(-1)^b}{b\,!(b-2)}\Bigr)\sim\frac{3}{2b},
+
+    computed in this form (no cancellation for large ``b``).
+
+    >>> round(swapping_bound_slack(4), 4), round(math.log(5 / 3), 4)
+    (0.5108, 0.5108)
+    """
+    size = check_integer(b, "b", 2)
+    if size == 2:
+        return math.log(3)
+    if size == 3:
+        return math.log(4)
+    inverse = math.exp(-float(log_derangements(size - 2)))
+    sign = 1.0 if size % 2 == 0 else -1.0
+    return 0.5 * math.log1p((3 * size + 1) / (size * (size - 1))) - 0.5 * math.log1p(
+        -sign * inverse / size)

@@ -3,6 +3,7 @@ and budget."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 
@@ -15,8 +16,9 @@ from scipy import stats
 from scipy.special import expit, logit
 
 from shuffle_lib.datasets import massachusetts_1940_households, massachusetts_1940_tenure
-from shuffle_lib.divergences import unordered_dataset
+from shuffle_lib.divergences import hamming_set_distance, unordered_dataset
 from shuffle_lib.swapping import (
+    MAX_EXACT_UNIVERSE,
     exact_swapping_epsilon,
     invariant_universe,
     largest_stratum,
@@ -26,7 +28,9 @@ from shuffle_lib.swapping import (
     swap,
     swap_output_distribution,
     swap_rates_for_epsilon,
+    swapping_bound_slack,
     swapping_epsilon,
+    swapping_epsilon_lower_bound,
     swapping_invariants,
 )
 
@@ -43,6 +47,157 @@ def _toy(sizes: list[int], counties: str = "ABCDEFGHIJ") -> pd.DataFrame:
     rows = [(s, counties[i], "own" if i % 2 == 0 else "rent")
             for s, m in enumerate(sizes) for i in range(m)]
     return pd.DataFrame(rows, columns=["size", "county", "tenure"])
+
+
+def _strata(*specs: tuple[str, str]) -> pd.DataFrame:
+    """One stratum per (held values, swap values) pair of space-separated strings; values may
+    repeat inside a stratum."""
+    rows = [(s, county, tenure) for s, (tenures, counties) in enumerate(specs)
+            for tenure, county in zip(tenures.split(), counties.split(), strict=True)]
+    return pd.DataFrame(rows, columns=["size", "county", "tenure"])
+
+
+def _distinct(b: int) -> pd.DataFrame:
+    """A stratum of b records with distinct held values and distinct swap values."""
+    return _strata((" ".join(f"t{i}" for i in range(b)), " ".join("ABCDEFGH"[:b])))
+
+
+# repeated held values, repeated counties, strata of 4 to 6 records, several strata at once
+RICHER = [
+    _strata(("own own rent rent", "A A B C")),
+    _strata(("own own own rent rent", "A A B B C")),
+    _strata(("own own own rent rent rent", "A A B B C C")),
+    _strata(("own own rent rent free free", "A A A B B C")),
+    _strata(("own rent rent own", "A A B C"), ("own rent free", "D E F"), ("own rent", "A B"),
+            ("own own own", "A A A")),
+    _strata(("own own rent rent rent", "A B B C C"), ("a b c d", "A B C D")),
+    _strata(("own own own own rent rent", "A B B C C C"), ("own rent", "G H")),
+]
+RATE_GRID = [round(float(p), 2) for p in np.linspace(0.05, 0.95, 19)]
+
+
+def _derangements(m: int) -> int:
+    """!m by the recurrence !m = (m - 1)(!(m-1) + !(m-2)), exact integers."""
+    before, current = 1, 0  # !0, !1
+    if m == 0:
+        return 1
+    for i in range(2, m + 1):
+        before, current = current, (i - 1) * (current + before)
+    return current
+
+
+def _brute_force_losses(frame: pd.DataFrame, p: float) -> pd.DataFrame:
+    """The definition, one dataset at a time: exact laws of every member of the universe, then
+    every pair's worst log-ratio over the union of their supports."""
+    universe = invariant_universe(frame, "size", "county")
+    laws = [swap_output_distribution(pd.DataFrame(list(x), columns=frame.columns)
+                                     .astype(frame.dtypes.to_dict()), "size", "county", p)
+            for x in universe]
+    rows = []
+    for i, j in itertools.combinations(range(len(universe)), 2):
+        gaps = []
+        for z in set(laws[i]) | set(laws[j]):
+            a, b = laws[i].get(z, 0.0), laws[j].get(z, 0.0)
+            gaps.append(math.inf if min(a, b) == 0 else abs(math.log(a) - math.log(b)))
+        rows.append((i, j, hamming_set_distance(universe[i], universe[j]), max(gaps)))
+    return pd.DataFrame(rows, columns=["x", "x_prime", "distance", "loss"])
+
+
+@pytest.mark.parametrize("frame", [_toy([4, 3]), _distinct(4), *RICHER[:5]])
+def test_pairwise_losses_match_brute_force(frame: pd.DataFrame) -> None:
+    for p in (0.0, 0.13, 0.5, 0.81, 1.0):
+        fast = pairwise_swapping_losses(frame, "size", "county", p)
+        slow = _brute_force_losses(frame, p)
+        np.testing.assert_array_equal(fast[["x", "x_prime", "distance"]].to_numpy(),
+                                      slow[["x", "x_prime", "distance"]].to_numpy())
+        np.testing.assert_allclose(fast["loss"], slow["loss"], rtol=1e-12, atol=1e-13)
+
+
+def test_pairwise_losses_refuse_huge_universes() -> None:
+    with pytest.raises(ValueError, match="universe holds"):
+        pairwise_swapping_losses(_distinct(7), "size", "county", 0.3)
+    assert math.factorial(7) > MAX_EXACT_UNIVERSE >= math.factorial(6)
+
+
+@pytest.mark.parametrize("frame", RICHER + [_distinct(b) for b in range(2, 6)])
+def test_theorem_on_richer_strata(frame: pd.DataFrame) -> None:
+    b = largest_stratum(frame, "size")
+    _, p_star = minimum_swapping_epsilon(b)
+    for p in [*RATE_GRID, p_star]:
+        assert exact_swapping_epsilon(frame, "size", "county", p) <= swapping_epsilon(b, p) + 1e-9
+
+
+def test_high_rates_are_tight_with_a_distinct_stratum() -> None:
+    # a stratum whose records are all different (held and swap values) gives |ln o| per unit
+    for frame in [RICHER[4], RICHER[5], RICHER[6], *(_distinct(b) for b in range(2, 6))]:
+        b = largest_stratum(frame, "size")
+        _, p_star = minimum_swapping_epsilon(b)
+        for p in [p_star, 0.8, 0.95]:
+            assert exact_swapping_epsilon(frame, "size", "county", p) == pytest.approx(
+                swapping_epsilon(b, p), rel=1e-9)
+
+
+def test_transposition_pairs_by_brute_force() -> None:
+    """sigma -> sigma o tau for a transposition tau: which moved counts (k, k') occur, and the
+    resulting worst loss per unit, against the closed form."""
+    for b in range(2, 7):
+        derangement = [_derangements(k) for k in range(b + 1)]
+        pairs = set()
+        for sigma in itertools.permutations(range(b)):
+            composed = (sigma[1], sigma[0], *sigma[2:])  # sigma o (0 1)
+            k = sum(i != v for i, v in enumerate(sigma))
+            pairs.add((k, sum(i != v for i, v in enumerate(composed))))
+        up = {(k, k + 2) for k in [0, *range(2, b - 1)]} | {(k, k + 1) for k in range(2, b)}
+        assert {(k, kk) for k, kk in pairs if k != kk} == up | {(kk, k) for k, kk in up}
+        assert all(k >= 4 for k, kk in pairs if k == kk)
+        for p in (0.01, 0.2, 0.5, 0.6, 0.9, 0.999):
+            x = math.log(p / (1 - p))
+            expected = max(abs((kk - k) * x - math.log(derangement[kk] / derangement[k])) / 2
+                           for k, kk in pairs)
+            assert swapping_epsilon_lower_bound(b, p) == pytest.approx(expected, rel=1e-12)
+
+
+def test_lower_bound_endpoints_equal_the_full_maximum() -> None:
+    # the library uses the ends of each range of k; compare with every k, exact integers
+    counts = [_derangements(k) for k in range(302)]
+    for b in (4, 7, 30, 120, 300):
+        for p in (0.003, 0.3, 0.5, 0.7, 0.97):
+            x = math.log(p / (1 - p))
+            full = max([abs(2 * x - math.log(counts[k + 2] / counts[k])) / 2
+                        for k in [0, *range(2, b - 1)]]
+                       + [abs(x - math.log(counts[k + 1] / counts[k])) / 2 for k in range(2, b)])
+            assert swapping_epsilon_lower_bound(b, p) == pytest.approx(full, rel=1e-12)
+
+
+def test_lower_bound_is_the_worst_distance_two_pair() -> None:
+    for b in range(2, 6):
+        frame = _distinct(b)
+        _, p_star = minimum_swapping_epsilon(b)
+        for p in [*RATE_GRID, p_star]:
+            losses = pairwise_swapping_losses(frame, "size", "county", p)
+            closest = losses[losses["distance"] == 2]
+            low = swapping_epsilon_lower_bound(b, p)
+            assert low == pytest.approx(float((closest["loss"] / 2).max()), rel=1e-9, abs=1e-12)
+            assert low <= float((losses["loss"] / losses["distance"]).max()) + 1e-12
+            assert low <= swapping_epsilon(b, p) + 1e-12
+
+
+def test_slack_is_the_largest_gap() -> None:
+    log_odds = np.linspace(-12, 12, 24_001)
+    rates = expit(log_odds)
+    for b in (2, 3, 4, 5, 6, 9, 10, 50, 264_331):
+        gap = swapping_epsilon(b, rates) - swapping_epsilon_lower_bound(b, rates)
+        slack = swapping_bound_slack(b)
+        assert gap.max() <= slack + 1e-9
+        assert gap.max() == pytest.approx(slack, abs=1e-9)  # attained at low rates
+        if b >= 4:  # the gap is exactly G(b) for every p <= 1/2
+            np.testing.assert_allclose(gap[rates <= 0.5], slack, atol=1e-9)
+        assert np.all(gap[rates >= minimum_swapping_epsilon(b)[1]] <= 1e-9)  # tight above p*
+    for b in range(4, 200):  # closed form with exact integers
+        expected = math.log(b + 1) - 0.5 * math.log(_derangements(b) / _derangements(b - 2))
+        assert swapping_bound_slack(b) == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    for b in (10, 100, 10**4, 264_331, 10**8):  # G(b) = 3/(2b) - 1/(4b^2) + O(b^-3)
+        assert abs(b * swapping_bound_slack(b) - 1.5) <= 0.3 / b
 
 
 def test_published_budgets() -> None:
@@ -262,6 +417,11 @@ def test_massachusetts_swap_keeps_invariants() -> None:
         (lambda: swap_rates_for_epsilon(264_331, 5.0), "not attainable"),
         (lambda: swapping_invariants(_toy([2]), "size", "county", hold="county"), "share"),
         (lambda: swap_output_distribution(_toy([9]), "size", "county", 0.5), "exact enumeration"),
+        (lambda: swapping_epsilon_lower_bound(1, 0.5), "b must"),
+        (lambda: swapping_epsilon_lower_bound(4, 1.5), "p must"),
+        (lambda: swapping_epsilon_lower_bound(4.0, 0.5), "b must"),
+        (lambda: swapping_bound_slack(1), "b must"),
+        (lambda: pairwise_swapping_losses(_toy([3]), "size", "county", -0.2), "p must"),
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:

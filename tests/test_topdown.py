@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
 from scipy import stats
 from stat_checks import shifted_discrete_gaussians
 
-from shuffle_lib.accounting.zcdp import gaussian_zcdp
+from shuffle_lib.accounting.zcdp import (
+    approx_dp_to_zcdp,
+    gaussian_zcdp,
+    zcdp_compose,
+    zcdp_to_approx_dp,
+)
 from shuffle_lib.divergences import normalized_renyi_divergence
 from shuffle_lib.topdown import (
     discrete_gaussian,
@@ -112,6 +118,45 @@ def test_topdown_accuracy_improves_with_rho() -> None:
             np.testing.assert_array_equal(release.sum(axis=0), truth.sum(axis=0))
         errors.append(np.mean([np.abs(r - truth).mean() for r in releases]))
     assert errors[0] > errors[1] > errors[2]
+
+
+def test_dropping_an_invariant_gives_disjoint_laws() -> None:
+    """The converse of Bailie, Gong & Meng's TopDown theorem on the toy: moving one household
+    between rows keeps the column totals (the smaller set of invariants) but changes the row
+    totals, and every release keeps its input's row totals, so no output is shared."""
+    table = np.array([[3, 1], [2, 4]])
+    moved = table + np.array([[-1, 0], [1, 0]])
+    traded = table + np.array([[-1, 1], [1, -1]])  # same margins as table
+    assert (moved.sum(axis=0) == table.sum(axis=0)).all()
+    assert (moved.sum(axis=1) != table.sum(axis=1)).any()
+    outputs = {}
+    for name, truth in (("table", table), ("moved", moved), ("traded", traded)):
+        releases = [topdown_two_way(truth, rho=0.5, rng=seed) for seed in range(60)]
+        for release in releases:
+            np.testing.assert_array_equal(release.sum(axis=1), truth.sum(axis=1))
+            np.testing.assert_array_equal(release.sum(axis=0), truth.sum(axis=0))
+        outputs[name] = Counter(release.tobytes() for release in releases)
+    assert not set(outputs["table"]) & set(outputs["moved"])
+    assert set(outputs["table"]) & set(outputs["traded"])  # same universe: shared outputs
+    support = sorted(set(outputs["table"]) | set(outputs["moved"]))
+    laws = [np.array([outputs[name][z] for z in support], float) / 60
+            for name in ("table", "moved")]
+    assert normalized_renyi_divergence(*laws) == math.inf
+
+
+def test_2020_allocation_composes_and_converts() -> None:
+    # Bailie, Gong & Meng (2023), TopDown theorem slide, from US Census Bureau (2023)
+    pl_household, pl_person, dhc_household, dhc_person = 0.07, 2.56, 7.70, 4.96
+    assert round(zcdp_compose([pl_household, pl_person]), 2) == 2.63
+    total = zcdp_compose([pl_household, pl_person, dhc_household, dhc_person])
+    assert round(total, 2) == 15.29
+    # the printed rho is rounded: 15.29 converts to 52.82, the printed 52.83 needs a rho in
+    # [15.285, 15.295) that also converts into [52.825, 52.835)
+    assert round(zcdp_to_approx_dp(total, 1e-10), 2) == 52.82
+    low = max(15.285, approx_dp_to_zcdp(52.825, 1e-10))
+    high = min(15.295, approx_dp_to_zcdp(52.835, 1e-10))
+    assert low < high
+    assert round(zcdp_to_approx_dp((low + high) / 2, 1e-10), 2) == 52.83
 
 
 @pytest.mark.parametrize(
