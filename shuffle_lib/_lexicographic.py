@@ -9,10 +9,12 @@ strictly convex, so that point is unique; it depends only on the problem, not on
 The linear stages are solved with HiGHS (``scipy.optimize.linprog``, a vertex accurate to about
 1e-10); the projection with the interior-point solver Clarabel (through cvxpy) at tight tolerances.
 Relabelled copies of random problems agree to about 1e-9 (the tests ask 1e-7). An interior-point
-method approaches a *degenerate* bound (active, with a zero multiplier) only slowly, to about
-1e-4; callers should pin such coordinates with equalities when they know them (as
-:func:`shuffle_lib.profile.smooth_categorical` does for values a profile never produces). The
-callers certify privacy exactly on whatever is returned.
+method approaches a *degenerate* bound (active, with a zero multiplier) only slowly, and there
+differences up to about 1e-4 have been seen; callers should pin such coordinates with equalities
+when they know them (as :func:`shuffle_lib.profile.smooth_categorical` does for values a profile
+never produces). Because earlier stages are held within ``STAGE_SLACK`` rather than exactly, a
+coordinate whose objective coefficients are tiny can move further (the relaxed rule is unique
+too, but it is not the exact rule). The callers certify privacy exactly on whatever is returned.
 """
 
 from __future__ import annotations

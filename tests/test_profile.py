@@ -273,18 +273,22 @@ def test_smooth_one_bit_follows_relabelling(rng: np.random.Generator) -> None:
         np.testing.assert_allclose(smooth_one_bit(mirrored, eps), flips, atol=1e-7)
 
 
-def test_smooth_one_bit_is_algorithm_1_on_mirror_couplets_only() -> None:
-    # p_j = 1 - p_i: the problem is symmetric under (swap profiles, swap bits), so the unique
-    # answer gives both profiles the same flip, the one of Algorithm 1
-    for p_i in (0.0, 0.1, 0.3, 0.45):
-        for eps in (0.2, 1.0):
-            smooth = smooth_one_bit(ProfileGraph([p_i, 1 - p_i], [(0, 1)]), eps)
-            assert smooth == pytest.approx([two_profile_flip_bound(p_i, 1 - p_i, eps)] * 2,
-                                           abs=1e-6)
-    # otherwise separate flips can do better: only the profile nearer 1/2's partner moves
+def test_smooth_one_bit_is_algorithm_1_exactly_on_couplets_straddling_one_half(
+        rng: np.random.Generator) -> None:
+    # p_i < 1/2 < p_j: every binding constraint has positive coefficients on both flips, so the
+    # unique answer gives both profiles Algorithm 1's shared flip (mirror couplets included)
+    for _ in range(25):
+        p_i, p_j = rng.uniform(0, 0.49), rng.uniform(0.51, 1)
+        eps = float(rng.uniform(0.05, 3))
+        smooth = smooth_one_bit(ProfileGraph([p_i, p_j], [(0, 1)]), eps)
+        assert smooth == pytest.approx([two_profile_flip_bound(p_i, p_j, eps)] * 2, abs=1e-7)
+    # on one side of 1/2 separate flips can do better: only profile i flips, just enough for
+    # q_j <= e^eps q_i
     smooth = smooth_one_bit(ProfileGraph([0.1, 0.3], [(0, 1)]), 0.5)
-    shared = two_profile_flip_bound(0.1, 0.3, 0.5)
-    assert smooth[1] == pytest.approx(0.0, abs=1e-7) and smooth[0] < shared - 0.04
+    e = math.exp(0.5)
+    assert smooth[0] == pytest.approx((0.3 - e * 0.1) / (e * 0.8), rel=1e-6)
+    assert smooth[1] == pytest.approx(0.0, abs=1e-7)
+    assert smooth[0] < two_profile_flip_bound(0.1, 0.3, 0.5) - 0.04
 
 
 def _categorical_rows(graph: ProfileGraph, eps: float) -> tuple[np.ndarray, np.ndarray,
