@@ -626,8 +626,9 @@ def swapping_bound_slack(b: int) -> float:
               =\ln(b+1)-\tfrac12\ln\frac{!b}{!(b-2)}\quad(b\ge4),
 
     with :math:`G(2)=\ln3` (:math:`!2/!0=1`) and :math:`G(3)=\ln4` (a stratum of three has no
-    pair :math:`(1,3)`). For :math:`b\ge4` and :math:`p\le\tfrac12` the gap equals :math:`G(b)`;
-    it shrinks above and vanishes from :math:`p^\ast` on. From
+    pair :math:`(1,3)`). For :math:`b\ge4` the gap equals :math:`G(b)` while
+    :math:`\ln o\le\tfrac14\ln(!b/!(b-2))` (every :math:`p\le\tfrac12` included), is
+    :math:`\ln(b+1)-2\ln o` above that, and vanishes from :math:`p^\ast` on. From
     :math:`!b/!(b-2)=b(b-1)(1-(-1)^b/(b\,!(b-2)))`,
 
     .. math:: G(b)=\tfrac12\ln\Bigl(1+\frac{3b+1}{b(b-1)}\Bigr)
