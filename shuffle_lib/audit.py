@@ -1,0 +1,283 @@
+r"""Privacy auditing: lower bounds on epsilon from an actual attack, and exact audits.
+
+A mechanism :math:`M` is :math:`(\varepsilon, \delta)`-DP on neighbours :math:`x, x'` only if
+every test that decides between :math:`M(x)` and :math:`M(x')` has error rates with
+:math:`\text{FPR} + e^\varepsilon\,\text{FNR} \ge 1 - \delta` and
+:math:`\text{FNR} + e^\varepsilon\,\text{FPR} \ge 1 - \delta` (Kairouz, Oh & Viswanath 2015,
+Theorem 2.1; Wasserman & Zhou 2010). So a test with small errors certifies
+:math:`\varepsilon \ge \ln((1 - \delta - \text{FNR})/\text{FPR})`. Audits run such a test on
+samples: the error rates are estimated, so they are replaced by Clopper-Pearson upper confidence
+bounds (Jagielski, Ullman & Oprea 2020; Nasr et al. 2021), and the test itself (a threshold on a
+score) is chosen on samples that are not used to count its errors, so the bound keeps its
+confidence.
+
+Where the output law is finite, :func:`exact_epsilon` and :func:`worst_pair` give the exact
+:math:`\varepsilon(\delta)` instead (through :mod:`shuffle_lib.accounting.finite`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import beta
+
+from shuffle_lib._validation import RngLike, as_rng
+from shuffle_lib.accounting.finite import check_distribution_pair, epsilon_for_delta
+
+Sampler = Callable[[int, int, np.random.Generator], ArrayLike]
+
+
+def _check_level(value: float, name: str, closed_low: bool) -> float:
+    level = float(value) if np.ndim(value) == 0 else math.nan
+    low_ok = level >= 0 if closed_low else level > 0
+    if not (math.isfinite(level) and low_ok and level < 1):
+        interval = "[0, 1)" if closed_low else "(0, 1)"
+        raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
+    return level
+
+
+def _check_count(value: int, name: str, trials: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not (
+            0 <= value <= trials):
+        raise ValueError(f"{name} must be an integer in [0, trials = {trials}], got {value!r}")
+    return int(value)
+
+
+def clopper_pearson_upper(successes: ArrayLike, trials: int, level: float) -> np.ndarray:
+    r"""One-sided Clopper-Pearson upper confidence bound on a binomial rate: the largest
+    :math:`r` with :math:`\Pr(\mathrm{Bin}(n, r) \le k) \ge 1 - \text{level}`, that is the
+    ``level`` quantile of :math:`\mathrm{Beta}(k + 1, n - k)` (1 when :math:`k = n`)
+    (Clopper & Pearson 1934). Vectorized over ``successes``.
+
+    >>> float(clopper_pearson_upper(0, 100, 0.95).round(4))
+    0.0295
+    """
+    k = np.asarray(successes, dtype=float)
+    with np.errstate(invalid="ignore"):
+        upper = beta.ppf(level, k + 1, trials - k)
+    return np.where(k >= trials, 1.0, upper)
+
+
+def _bound(fp: ArrayLike, fn: ArrayLike, trials: int, delta: float, confidence: float
+           ) -> np.ndarray:
+    """Vectorized :func:`epsilon_lower_bound` (arguments already checked)."""
+    level = 1 - (1 - confidence) / 2
+    fpr, fnr = clopper_pearson_upper(fp, trials, level), clopper_pearson_upper(fn, trials, level)
+    best = np.zeros(np.broadcast(fpr, fnr).shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for errors, other in ((fpr, fnr), (fnr, fpr)):
+            top = 1 - delta - other
+            term = np.where(top > 0, np.log(np.where(top > 0, top, 1.0)) - np.log(errors), 0.0)
+            best = np.maximum(best, term)
+    return best
+
+
+def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
+                        delta: float = 0.0, confidence: float = 0.95) -> float:
+    r"""Lower bound on :math:`\varepsilon` from a distinguishing test's errors. With ``trials``
+    runs under each of two neighbouring inputs, :math:`\overline{\text{FPR}}` and
+    :math:`\overline{\text{FNR}}` are one-sided Clopper-Pearson upper bounds on the two error
+    rates, each at level :math:`1 - (1 - \text{confidence})/2`, so that both hold together with
+    probability at least ``confidence``; then
+
+    .. math:: \varepsilon \ge \max\Bigl\{0,\ \ln\frac{1 - \delta - \overline{\text{FNR}}}
+              {\overline{\text{FPR}}},\ \ln\frac{1 - \delta - \overline{\text{FPR}}}
+              {\overline{\text{FNR}}}\Bigr\},
+
+    a term counting only when its numerator is positive (the hypothesis-testing reading of
+    :math:`(\varepsilon,\delta)`-DP, Kairouz, Oh & Viswanath 2015, Theorem 2.1; used for audits
+    by Jagielski, Ullman & Oprea 2020). It may be ``inf`` only when ``trials`` is infinite, which
+    it never is: an upper confidence bound on a rate is positive.
+
+    >>> round(epsilon_lower_bound(0, 0, 1000), 3)  # a perfect test on 1000 runs each
+    5.601
+    >>> epsilon_lower_bound(500, 500, 1000)  # a coin flip proves nothing
+    0.0
+    """
+    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
+        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    fp = _check_count(false_positives, "false_positives", int(trials))
+    fn = _check_count(false_negatives, "false_negatives", int(trials))
+    slack = _check_level(delta, "delta", closed_low=True)
+    level = _check_level(confidence, "confidence", closed_low=False)
+    return float(_bound(fp, fn, int(trials), slack, level))
+
+
+@dataclass(frozen=True)
+class AttackOutcome:
+    """A threshold test counted on held-out samples: it guesses ``x`` when the score is
+    ``>= threshold`` (``direction == "greater"``) or ``<= threshold`` (``"less"``).
+    ``false_positives`` counts held-out samples from ``x'`` guessed as ``x``,
+    ``false_negatives`` samples from ``x`` guessed as ``x'``; ``trials`` held-out samples per
+    input."""
+
+    false_positives: int
+    false_negatives: int
+    trials: int
+    threshold: float
+    direction: str
+    delta: float
+    confidence: float
+
+    @property
+    def epsilon(self) -> float:
+        """The lower bound :func:`epsilon_lower_bound` of these counts."""
+        return epsilon_lower_bound(self.false_positives, self.false_negatives, self.trials,
+                                   self.delta, self.confidence)
+
+
+def _scores(values: ArrayLike, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size < 2 or not np.isfinite(array).all():
+        raise ValueError(f"{name} must be a 1-D array of at least 2 finite scores, got shape "
+                         f"{np.shape(values)}")
+    return array
+
+
+def _errors_at_thresholds(from_x: np.ndarray, from_x_prime: np.ndarray, thresholds: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """For 'guess x when score >= t': false positives (x' samples >= t) and false negatives
+    (x samples < t) at every threshold t."""
+    x_sorted, xp_sorted = np.sort(from_x), np.sort(from_x_prime)
+    below_x = np.searchsorted(x_sorted, thresholds, side="left")
+    below_xp = np.searchsorted(xp_sorted, thresholds, side="left")
+    return from_x_prime.size - below_xp, below_x
+
+
+def threshold_attack(scores_x: ArrayLike, scores_x_prime: ArrayLike, delta: float = 0.0,
+                     confidence: float = 0.95, rng: RngLike = None) -> AttackOutcome:
+    r"""The best threshold test between two samples of scores, with its errors counted on
+    samples it was not chosen on. Each sample is split at random into two halves of equal size
+    (the two samples must have the same size). On the first halves, every threshold between
+    observed scores and both directions are tried, and the one with the largest
+    :func:`epsilon_lower_bound` is kept (ties, such as a bound of 0 everywhere, go to the largest
+    empirical advantage, one minus the two error rates); its errors are then counted on the second
+    halves. The
+    choice depends only on the first halves, so the counts on the second are binomial with the
+    test's true error rates, and the bound keeps its ``confidence`` (Jagielski, Ullman & Oprea
+    2020; choosing and counting on the same samples would overstate it).
+
+    >>> gen = np.random.default_rng(0)
+    >>> outcome = threshold_attack(gen.normal(4, 1, 2000), gen.normal(0, 1, 2000), rng=1)
+    >>> outcome.direction, outcome.trials, bool(outcome.epsilon > 2)
+    ('greater', 1000, True)
+    """
+    from_x, from_x_prime = _scores(scores_x, "scores_x"), _scores(scores_x_prime, "scores_x_prime")
+    if from_x.size != from_x_prime.size:
+        raise ValueError(f"need as many scores under x as under x', got {from_x.size} and "
+                         f"{from_x_prime.size}")
+    slack = _check_level(delta, "delta", closed_low=True)
+    level = _check_level(confidence, "confidence", closed_low=False)
+    gen = as_rng(rng)
+    half = from_x.size // 2
+    x_order, xp_order = gen.permutation(from_x.size), gen.permutation(from_x.size)
+    choose_x, count_x = from_x[x_order[:half]], from_x[x_order[half:2 * half]]
+    choose_xp, count_xp = from_x_prime[xp_order[:half]], from_x_prime[xp_order[half:2 * half]]
+    candidates = np.unique(np.concatenate([choose_x, choose_xp, [np.inf]]))
+    best = ((-1.0, -2.0), np.inf, "greater")
+    for direction, sign in (("greater", 1.0), ("less", -1.0)):
+        # "score <= t" is "-score >= -t": one routine for both directions
+        thresholds = sign * candidates
+        fp, fn = _errors_at_thresholds(sign * choose_x, sign * choose_xp, thresholds)
+        bounds = _bound(fp, fn, half, slack, level)
+        advantage = (half - fn - fp) / half  # ties (e.g. every bound 0): the best separation
+        pick = int(np.lexsort((advantage, bounds))[-1])
+        key = (float(bounds[pick]), float(advantage[pick]))
+        if key > best[0]:
+            best = (key, float(candidates[pick]), direction)
+    _, threshold, direction = best
+    sign = 1.0 if direction == "greater" else -1.0
+    fp, fn = _errors_at_thresholds(sign * count_x, sign * count_xp, np.array([sign * threshold]))
+    return AttackOutcome(int(fp[0]), int(fn[0]), half, threshold, direction, slack, level)
+
+
+def audit(sample: Sampler, trials: int, score: Callable[[np.ndarray], ArrayLike] | None = None,
+          delta: float = 0.0, confidence: float = 0.95, rng: RngLike = None,
+          progress: bool = False, chunk: int = 200_000) -> AttackOutcome:
+    r"""Audit a mechanism end to end: draw ``2 * trials`` outputs on each of two neighbouring
+    inputs with ``sample(which, size, rng)`` (``which`` is 0 for :math:`x`, 1 for :math:`x'`),
+    map them through ``score`` (default: the outputs, which must then be numbers), and run
+    :func:`threshold_attack`; ``trials`` outputs per input choose the test and ``trials`` count
+    its errors. The result's ``epsilon`` is a lower bound on the mechanism's :math:`\varepsilon`
+    at ``delta`` that holds with probability ``confidence`` (Jagielski, Ullman & Oprea 2020).
+    Draws in chunks of ``chunk`` with a progress bar (``tqdm.auto``) when ``progress``.
+
+    >>> flip = lambda which, size, gen: (gen.random(size) < 0.75) == (which == 0)
+    >>> outcome = audit(flip, 20_000, rng=0)  # randomized response, eps = ln 3 = 1.0986
+    >>> round(outcome.epsilon, 3), outcome.false_positives, outcome.false_negatives
+    (1.052, 5045, 5086)
+    """
+    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
+        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    if isinstance(chunk, bool) or not isinstance(chunk, int | np.integer) or chunk < 1:
+        raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
+    if not callable(sample) or (score is not None and not callable(score)):
+        raise ValueError("sample (and score, if given) must be callables")
+    gen = as_rng(rng)
+    total = 2 * int(trials)
+    steps = [(which, start, min(chunk, total - start)) for which in (0, 1)
+             for start in range(0, total, chunk)]
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc="audit draws")
+    drawn: dict[int, list[np.ndarray]] = {0: [], 1: []}
+    for which, _, size in steps:
+        outputs = np.asarray(sample(which, size, gen))
+        values = np.asarray(outputs if score is None else score(outputs), dtype=float)
+        if values.shape != (size,):
+            raise ValueError(f"sample/score must give one number per output: expected shape "
+                             f"({size},), got {values.shape}")
+        drawn[which].append(values)
+    return threshold_attack(np.concatenate(drawn[0]), np.concatenate(drawn[1]), delta,
+                            confidence, gen)
+
+
+def exact_epsilon(p: ArrayLike, q: ArrayLike, delta: float = 0.0) -> float:
+    r"""The exact :math:`\varepsilon(\delta)` between two finite output laws, in both directions:
+    the smallest :math:`\varepsilon \ge 0` with :math:`H_{e^\varepsilon}(P\|Q) \le \delta` and
+    :math:`H_{e^\varepsilon}(Q\|P) \le \delta` (``inf`` if none), from
+    :func:`shuffle_lib.accounting.finite.epsilon_for_delta`. No test can prove more: this is the
+    target an audit's lower bound approaches.
+
+    >>> round(exact_epsilon([0.75, 0.25], [0.25, 0.75]), 6) == round(math.log(3), 6)
+    True
+    """
+    first, second = check_distribution_pair(p, q)
+    slack = _check_level(delta, "delta", closed_low=True)
+    return float(epsilon_for_delta(first, second, slack))
+
+
+def worst_pair(laws: ArrayLike, pairs: Iterable[tuple[int, int]] | None = None,
+               delta: float = 0.0) -> tuple[float, tuple[int, int]]:
+    r"""The pair of inputs whose output laws (rows of ``laws``, shape ``(inputs, outputs)``) are
+    hardest to hide: the largest :func:`exact_epsilon` over ``pairs`` (every pair of rows by
+    default), and the pair. An exhaustive search, for small finite mechanisms.
+
+    >>> rr = [[0.75, 0.25], [0.25, 0.75], [0.5, 0.5]]
+    >>> eps, pair = worst_pair(rr)
+    >>> round(eps, 4), pair
+    (1.0986, (0, 1))
+    """
+    rows = np.asarray(laws, dtype=float)
+    if rows.ndim != 2 or rows.shape[0] < 2:
+        raise ValueError(f"laws must be an (inputs, outputs) array with at least 2 rows, got "
+                         f"shape {rows.shape}")
+    chosen = list(pairs) if pairs is not None else [
+        (i, j) for i in range(rows.shape[0]) for j in range(i + 1, rows.shape[0])]
+    if not chosen:
+        raise ValueError("pairs is empty: there is nothing to audit")
+    best: tuple[float, tuple[int, int]] = (-1.0, (0, 0))
+    for pair in chosen:
+        i, j = (int(v) for v in pair)
+        if not (0 <= i < rows.shape[0] and 0 <= j < rows.shape[0]) or i == j:
+            raise ValueError(f"pairs must join two different rows in 0..{rows.shape[0] - 1}, "
+                             f"got {pair!r}")
+        value = exact_epsilon(rows[i], rows[j], delta)
+        if value > best[0]:
+            best = (value, (i, j))
+    return best

@@ -1,0 +1,153 @@
+"""Privacy auditing: the Clopper-Pearson bound against the binomial law, coverage of the audit's
+lower bound on mechanisms with known epsilon, convergence, exact audits, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import binom, norm
+
+from shuffle_lib.audit import (
+    AttackOutcome,
+    audit,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    exact_epsilon,
+    threshold_attack,
+    worst_pair,
+)
+from shuffle_lib.randomizers import krr_channel
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 10), (9, 10), (0, 1000), (250, 1000)])
+def test_clopper_pearson_is_the_binomial_root(k: int, n: int) -> None:
+    # the upper bound r solves P(Bin(n, r) <= k) = 1 - level, found here by root finding
+    for level in (0.9, 0.975):
+        root = brentq(lambda r, level=level: binom.cdf(k, n, r) - (1 - level), 1e-15, 1 - 1e-15)
+        assert float(clopper_pearson_upper(k, n, level)) == pytest.approx(root, rel=1e-8)
+    assert float(clopper_pearson_upper(n, n, 0.95)) == 1.0
+
+
+def test_lower_bound_formula_by_hand() -> None:
+    fp, fn, n, delta = 30, 120, 1000, 1e-3
+    level = 1 - 0.05 / 2
+    fpr = brentq(lambda r: binom.cdf(fp, n, r) - (1 - level), 1e-12, 1 - 1e-12)
+    fnr = brentq(lambda r: binom.cdf(fn, n, r) - (1 - level), 1e-12, 1 - 1e-12)
+    by_hand = max(0.0, math.log((1 - delta - fnr) / fpr), math.log((1 - delta - fpr) / fnr))
+    assert epsilon_lower_bound(fp, fn, n, delta) == pytest.approx(by_hand, rel=1e-8)
+    # the two errors play symmetric roles
+    assert epsilon_lower_bound(fn, fp, n, delta) == pytest.approx(by_hand, rel=1e-12)
+    # more confidence, or more slack delta, can only lower the bound
+    assert epsilon_lower_bound(fp, fn, n, delta, 0.99) < by_hand
+    assert epsilon_lower_bound(fp, fn, n, 0.1) < by_hand
+
+
+def _rr_sampler(eps: float):
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    return lambda which, size, gen: ((gen.random(size) < keep) == (which == 0)).astype(float)
+
+
+def _coverage_failures(sample, truth: float, confidence: float, runs: int, trials: int,
+                       delta: float = 0.0) -> int:
+    return sum(audit(sample, trials, delta=delta, confidence=confidence, rng=seed).epsilon
+               > truth + 1e-12 for seed in range(runs))
+
+
+def _allowed(runs: int, miss: float) -> float:
+    # the number of runs above the truth is at most Binomial(runs, miss): allow 3 sd above
+    return runs * miss + 3 * math.sqrt(runs * miss * (1 - miss))
+
+
+def test_coverage_when_nothing_can_be_distinguished() -> None:
+    # two identical continuous laws: the truth is eps = 0, so any positive bound is a false
+    # claim; the threshold is searched over every observed score, the hardest case for coverage
+    same = lambda which, size, gen: gen.normal(size=size)  # noqa: E731
+    runs, confidence = 200, 0.8
+    failures = _coverage_failures(same, 0.0, confidence, runs, 200)
+    assert failures <= _allowed(runs, 1 - confidence)
+
+
+def test_coverage_on_randomized_response_and_the_gaussian() -> None:
+    runs, confidence = 150, 0.8
+    eps = 1.0
+    assert _coverage_failures(_rr_sampler(eps), eps, confidence, runs, 1000) <= _allowed(
+        runs, 1 - confidence)
+    # Gaussian mechanism, shift mu = 1 in units of sigma: exact eps(delta) from its GDP curve
+    mu, delta = 1.0, 1e-3
+    truth = brentq(lambda e: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2)
+                   - delta, 0, 20)
+    shifted = lambda which, size, gen: gen.normal(mu * (which == 0), 1.0, size)  # noqa: E731
+    assert _coverage_failures(shifted, truth, confidence, runs, 1000, delta) <= _allowed(
+        runs, 1 - confidence)
+
+
+def test_the_bound_approaches_the_truth_as_trials_grow() -> None:
+    eps = math.log(3)
+    bounds = [audit(_rr_sampler(eps), trials, rng=7).epsilon for trials in (500, 5_000, 100_000)]
+    assert bounds[0] < bounds[1] < bounds[2] <= eps
+    assert eps - bounds[2] < 0.05
+
+
+def test_threshold_attack_counts_on_the_held_out_half() -> None:
+    scores_x, scores_xp = np.arange(1000.0, 1400.0), np.arange(0.0, 400.0)
+    outcome = threshold_attack(scores_x, scores_xp, rng=0)
+    assert isinstance(outcome, AttackOutcome)
+    assert outcome.trials == 200 and outcome.direction == "greater"
+    assert 400 <= outcome.threshold <= 1000
+    assert outcome.false_positives == outcome.false_negatives == 0
+    assert outcome.epsilon == pytest.approx(epsilon_lower_bound(0, 0, 200))
+    reversed_outcome = threshold_attack(scores_xp, scores_x, rng=0)
+    assert reversed_outcome.direction == "less" and reversed_outcome.false_positives == 0
+    # too few samples to prove anything: the bound is 0 and the test still separates the
+    # selection half as well as it can (largest empirical advantage)
+    small = threshold_attack(np.arange(10.0, 14.0), np.arange(0.0, 4.0), rng=0)
+    assert small.epsilon == 0.0 and small.false_positives + small.false_negatives == 0
+
+
+def test_exact_audits_against_closed_forms() -> None:
+    for eps in (0.1, 1.0, 3.0):
+        keep = math.exp(eps) / (1 + math.exp(eps))
+        rr = [keep, 1 - keep]
+        assert exact_epsilon(rr, rr[::-1]) == pytest.approx(eps, abs=1e-9)
+        # with slack delta: H_{e^x}(P||Q) = keep - e^x (1 - keep) below eps
+        delta = 0.05 * (2 * keep - 1)
+        assert exact_epsilon(rr, rr[::-1], delta) == pytest.approx(
+            math.log((keep - delta) / (1 - keep)), abs=1e-9)
+        channel = krr_channel(5, eps)
+        value, pair = worst_pair(channel)
+        assert value == pytest.approx(eps, abs=1e-9) and pair[0] != pair[1]
+    assert exact_epsilon([1.0, 0.0], [0.0, 1.0]) == math.inf
+    laws = np.array([[0.5, 0.5], [0.6, 0.4], [0.9, 0.1]])
+    assert worst_pair(laws, pairs=[(0, 1), (1, 2)])[1] == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: epsilon_lower_bound(-1, 0, 10), "false_positives"),
+        (lambda: epsilon_lower_bound(0, 11, 10), "false_negatives"),
+        (lambda: epsilon_lower_bound(0.5, 0, 10), "false_positives"),
+        (lambda: epsilon_lower_bound(0, 0, 0), "trials"),
+        (lambda: epsilon_lower_bound(0, 0, True), "trials"),
+        (lambda: epsilon_lower_bound(0, 0, 10, delta=1.0), "delta"),
+        (lambda: epsilon_lower_bound(0, 0, 10, delta=-0.1), "delta"),
+        (lambda: epsilon_lower_bound(0, 0, 10, confidence=1.0), "confidence"),
+        (lambda: epsilon_lower_bound(0, 0, 10, confidence=math.nan), "confidence"),
+        (lambda: threshold_attack([0.0, 1.0], [0.0, 1.0, 2.0]), "as many"),
+        (lambda: threshold_attack([0.0, math.nan], [0.0, 1.0]), "finite"),
+        (lambda: threshold_attack([[0.0, 1.0]], [[0.0, 1.0]]), "1-D"),
+        (lambda: audit(lambda w, n, g: np.zeros((n, 2)), 10, rng=0), "one number"),
+        (lambda: audit(lambda w, n, g: np.zeros(n), 0), "trials"),
+        (lambda: audit("not callable", 10), "callable"),
+        (lambda: exact_epsilon([0.5, 0.5], [0.5, 0.5], delta=2.0), "delta"),
+        (lambda: worst_pair([[1.0, 0.0]]), "2 rows"),
+        (lambda: worst_pair([[1.0, 0.0], [0.0, 1.0]], pairs=[(0, 0)]), "two different"),
+        (lambda: worst_pair([[1.0, 0.0], [0.0, 1.0]], pairs=[]), "empty"),
+    ],
+)
+def test_bad_input_raises(call, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call()
