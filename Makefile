@@ -11,10 +11,11 @@ KERNEL := shuffle-privacy
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 BUILD_BOOK := $(BIN)/jupyter-book build . -n -W --keep-going
 
-.PHONY: help setup book test lab bench clean clean-all
+.PHONY: help setup book student test lab bench clean clean-all
 
 help:
 	@echo "make book   build the website (_build/html/index.html), every notebook executed"
+	@echo "make student the student edition (no solutions): _build/student/_build/html, notebooks in _build/student/notebooks"
 	@echo "make test   ruff, pytest, strict book build, per-notebook time budget"
 	@echo "make lab    JupyterLab; chapters (.md) open as notebooks"
 	@echo "make bench  run benchmarks/ and print time ratios"
@@ -39,6 +40,14 @@ book: $(SETUP_DONE)
 	$(BUILD_BOOK)
 	@echo "Book built: $(CURDIR)/_build/html/index.html"
 
+# The student edition: sources copied without solutions, built on their own, then checked
+# against the instructor edition (which `book` builds first).
+student: book
+	$(BIN)/python tools/student_edition.py
+	$(BIN)/jupyter-book build _build/student/source -n -W --keep-going --path-output _build/student
+	$(BIN)/python -m pytest -m student
+	@echo "Student edition: $(CURDIR)/_build/student/_build/html/index.html (notebooks: _build/student/notebooks)"
+
 test: $(SETUP_DONE)
 	$(BIN)/ruff check .
 	@# chapter code too (prose becomes comments, so no line-length rule; a bare `fig` displays it)
@@ -47,7 +56,7 @@ test: $(SETUP_DONE)
 	  | $(BIN)/ruff check --quiet --extend-ignore E501,B018 --stdin-filename "$$chapter.py" - \
 	  || exit 1; \
 	done
-	$(BIN)/python -m pytest -m "not book"
+	$(BIN)/python -m pytest -m "not book and not student"
 	$(BUILD_BOOK)
 	$(BIN)/python -m pytest -m book
 
