@@ -179,6 +179,23 @@ def _hamming_log_weights(n: int, theta: float) -> np.ndarray:
     return log_choose + log_derangements(h) - theta * h
 
 
+def hamming_moved_pmf(n: int, theta: float) -> np.ndarray:
+    r"""Law of the Hamming distance :math:`h` (the number of items moved) of a Mallows-Hamming
+    draw from its reference, :math:`h = 0, \dots, n`:
+
+    .. math:: P(h) = \binom nh\,!h\,e^{-\theta h} / \psi(\theta, d_H),
+
+    since exactly :math:`\binom nh\,!h` permutations move :math:`h` given items (Meehan et al.
+    2022, Definition 3.2, with the Hamming distance). Computed in log space.
+
+    >>> hamming_moved_pmf(3, 0.0).round(4).tolist()  # of the 6 permutations of 3 items
+    [0.1667, 0.0, 0.5, 0.3333]
+    """
+    size = check_integer(n, "n", 1)
+    log_weights = _hamming_log_weights(size, _check_theta(theta))
+    return np.exp(log_weights - logsumexp(log_weights))
+
+
 def mallows_log_normalizer(n: int, theta: float, distance: str = "kendall") -> float:
     r""":math:`\log\psi(\theta,d)`, :math:`\psi=\sum_{\sigma}e^{-\theta d(\sigma,\sigma_0)}`
     (Meehan et al. 2022, Definition 3.2), in closed form and in log space.

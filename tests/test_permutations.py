@@ -15,6 +15,7 @@ from shuffle_lib.permutations import (
     compose,
     fill_uniform_derangement,
     hamming_distance,
+    hamming_moved_pmf,
     inverse,
     is_permutation,
     kendall_extremal_permutation,
@@ -79,6 +80,17 @@ def test_normalizer_and_pmf_match_enumeration(kind: str, theta: float) -> None:
                                                                    rel=1e-12)
     total = sum(math.exp(mallows_log_pmf(p, theta, reference, kind)) for p in perms)
     assert total == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.3, 2.0])
+def test_hamming_moved_pmf_matches_enumeration(theta: float) -> None:
+    n = 6
+    counts = np.zeros(n + 1)
+    for p in itertools.permutations(range(n)):
+        h = hamming_distance(np.array(p), np.arange(n))
+        counts[h] += math.exp(-theta * h)
+    np.testing.assert_allclose(hamming_moved_pmf(n, theta), counts / counts.sum(), rtol=1e-12,
+                               atol=1e-15)
 
 
 @pytest.mark.parametrize(("kind", "method"), [("kendall", "lehmer"), ("kendall", "rim"),
