@@ -294,17 +294,6 @@ def two_profile_flip_bound(p_i: float, p_j: float, eps: float) -> float:
     return _single_edge_flip(float(p[0]), float(p[1]), eps_val)
 
 
-def _solve(problem, what: str) -> None:
-    import cvxpy as cp
-
-    try:
-        problem.solve(solver=cp.HIGHS)
-    except cp.error.SolverError as err:  # pragma: no cover - depends on the solver build
-        raise RuntimeError(f"{what}: the LP solver failed ({err})") from err
-    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        raise RuntimeError(f"{what}: solver status {problem.status!r}")
-
-
 def _bit_polytope(p: np.ndarray, edges: np.ndarray, e: float) -> Polytope:
     """Problem (5) in the flips: for both orientations ``(a, b)`` of every edge,
     ``q_a <= e q_b`` and ``1 - q_a <= e (1 - q_b)`` with ``q = p + alpha (1 - 2p)``, and
@@ -344,35 +333,25 @@ def _channel_polytope(profiles: np.ndarray, edges: np.ndarray, e: float) -> Poly
                     np.vstack([sums, pinned]), np.r_[np.ones(k * d), identity_rows])
 
 
-def _bit_constraints(q, edges: np.ndarray, e: float) -> list:
-    """Both output constraints of problems (4)/(5), for both orientations of every edge, given the
-    cvxpy expression ``q`` of every profile's probability of reporting 1."""
-    constraints = []
-    for a, b in (edges.T, edges[:, ::-1].T):
-        constraints += [q[a] <= e * q[b], 1 - q[a] <= e * (1 - q[b])]
-    return constraints
-
-
 def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
     r"""Algorithm 1 of Geumlek & Chaudhuri 2019: the smallest flip probability :math:`\alpha` that
     makes a bit from :math:`\mathrm{Bern}(p_i)` and one from :math:`\mathrm{Bern}(p_j)`
     indistinguishable, solving the linearly constrained problem (4) with an LP solver (the
-    constraints are linear once the positive denominators are multiplied out). The answer is
+    constraints of :func:`smooth_one_bit`'s problem (5) with both flips equal). The answer is
     certified.
 
     >>> round(two_profile_flip(0.3, 0.4, 1.0), 6)
     0.0
     """
-    import cvxpy as cp
-
     graph = ProfileGraph([p_i, p_j], [(0, 1)])
     eps_val = float(check_epsilon(eps, positive=True))
-    p = _as_bernoulli(graph)
-    flip = cp.Variable()
-    q = p + flip * (1 - 2 * p)  # P[output 1] for each profile: one shared flip
-    constraints = [flip >= 0, flip <= 0.5, *_bit_constraints(q, graph.edges, math.exp(eps_val))]
-    _solve(cp.Problem(cp.Minimize(flip), constraints), "two-profile flip")
-    value = float(np.clip(flip.value, 0.0, 0.5))
+    per_profile = _bit_polytope(_as_bernoulli(graph), graph.edges, math.exp(eps_val))
+    # one shared flip: the two flip columns of problem (5) add up to the one of problem (4)
+    shared = Polytope(per_profile.G.sum(axis=1, keepdims=True), per_profile.h,
+                      np.zeros((0, 1)), np.zeros(0))
+    flip = lexicographic_projection(shared, [("linear", np.ones(1))], np.zeros(1),
+                                    "two-profile flip")
+    value = float(np.clip(flip[0], 0.0, 0.5))
     return float(_certify(graph, flip_channels([value, value]), eps_val)[0, 0, 1])
 
 
