@@ -9,17 +9,44 @@ RngLike = np.random.Generator | int | None
 
 
 def as_rng(rng: RngLike) -> np.random.Generator:
-    """Normalize ``rng`` (Generator, int seed or None) to a ``numpy.random.Generator``."""
-    if isinstance(rng, bool):
-        raise ValueError(f"rng must be a numpy Generator, an int seed or None, got {rng!r}")
-    return np.random.default_rng(rng)
+    """Normalize ``rng`` (Generator, int seed >= 0 or None) to a ``numpy.random.Generator``."""
+    if rng is None or isinstance(rng, np.random.Generator):
+        return np.random.default_rng(rng)
+    if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
+        raise TypeError(f"rng must be a numpy Generator, an int seed or None, got {rng!r}")
+    if rng < 0:
+        raise ValueError(f"rng must be a non-negative int seed, got {rng!r}")
+    return np.random.default_rng(int(rng))
+
+
+def _numeric_array(value: object, name: str) -> np.ndarray:
+    """``value`` as a numpy array of numbers; ``TypeError`` for strings, bools, None, objects.
+
+    Python integers too large for int64 become floats (their exact size no longer matters once
+    they exceed every documented range, and the range checks that follow refuse them).
+    """
+    if value is None or isinstance(value, str | bytes | bool | np.bool_):
+        raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}") from err
+    if arr.dtype == object:
+        flat = arr.reshape(-1)
+        if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool | np.bool_)
+                   for v in flat):
+            raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}")
+        try:
+            arr = np.array([float(v) for v in flat], dtype=float).reshape(arr.shape)
+        except OverflowError:
+            arr = np.array([np.inf if v > 0 else -np.inf for v in flat]).reshape(arr.shape)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}")
+    return arr
 
 
 def _as_float_array(value: ArrayLike, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be numeric, got {value!r}") from err
+    arr = _numeric_array(value, name).astype(float)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.isnan(arr).any():
@@ -65,24 +92,30 @@ def check_probability(p: ArrayLike, name: str = "p") -> np.ndarray:
     return arr
 
 
-def check_integer(value: object, name: str, minimum: int) -> int:
-    """Return ``value`` as an ``int`` after checking it is an integer (no bool) >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+def check_integer(
+    value: object, name: str, minimum: int, maximum: int | None = None
+) -> int:
+    """Return ``value`` as an ``int`` after checking it is an integer (no bool) >= ``minimum``
+    and, when ``maximum`` is given, <= ``maximum`` (the documented limit of the caller)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum} (the documented limit), got {value!r}")
     return int(value)
 
 
 def check_categories(values: ArrayLike, k: int, name: str = "values") -> np.ndarray:
     """Return ``values`` as an int array after checking entries are integers in {0, ..., k-1}."""
     check_integer(k, "k", 2)
-    arr = np.asarray(values)
+    is_bool_array = isinstance(values, np.ndarray) and values.dtype == bool
+    arr = values.astype(np.int64) if is_bool_array else _numeric_array(values, name)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if arr.dtype == bool:
-        arr = arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
         as_float = np.asarray(arr, dtype=float)
-        if not np.array_equal(as_float, np.round(as_float)):
+        if not (np.isfinite(as_float).all() and np.array_equal(as_float, np.round(as_float))):
             raise ValueError(f"{name} must be integers, got {values!r}")
         arr = as_float.astype(np.int64)
     if ((arr < 0) | (arr >= k)).any():
@@ -99,3 +132,91 @@ def broadcast_per_user(param: np.ndarray, shape: tuple[int, ...], name: str) -> 
             f"{name} must be a scalar or have one value per user (shape {shape}), "
             f"got shape {param.shape}"
         ) from err
+
+
+def check_real(
+    value: object,
+    name: str,
+    *,
+    low: float = -np.inf,
+    high: float = np.inf,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """Return ``value`` as a Python float after checking it is a real number (not a bool, string
+    or None), not NaN, finite (unless ``allow_inf``) and inside the interval from ``low`` to
+    ``high`` (closed unless the ``*_open`` flags say so)."""
+    if value is None or isinstance(value, str | bytes | bool | np.bool_):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    if not isinstance(value, int | float | np.integer | np.floating):
+        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+            value = value.item()
+        else:
+            raise TypeError(f"{name} must be a real number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = np.inf if value > 0 else -np.inf
+    if np.isnan(number):
+        raise ValueError(f"{name} must not be NaN")
+    too_low = number <= low if low_open else number < low
+    too_high = number >= high if high_open else number > high
+    if np.isinf(number) and not allow_inf:
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if too_low or too_high:
+        left, right = "(" if low_open else "[", ")" if high_open else "]"
+        raise ValueError(f"{name} must lie in {left}{low}, {high}{right}, got {value!r}")
+    return number
+
+
+def check_array(
+    value: object,
+    name: str,
+    *,
+    ndim: int | None = None,
+    integer: bool = False,
+    finite: bool = True,
+    low: float | None = None,
+    high: float | None = None,
+    allow_empty: bool = False,
+) -> np.ndarray:
+    """Return ``value`` as a float array (an int64 array when ``integer``) after checking its
+    type (numbers only), its number of axes, emptiness, NaN, finiteness and the closed range
+    [``low``, ``high``]; ``integer`` also requires whole-number entries."""
+    arr = _numeric_array(value, name)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axis(es), got shape {arr.shape}")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} must not be empty")
+    as_float = arr.astype(float)
+    if np.isnan(as_float).any():
+        raise ValueError(f"{name} must not contain NaN")
+    if (finite or integer) and not np.isfinite(as_float).all():
+        raise ValueError(f"{name} must be finite")
+    if low is not None and (as_float < low).any():
+        raise ValueError(f"{name} must be >= {low}, got minimum {as_float.min()!r}")
+    if high is not None and (as_float > high).any():
+        raise ValueError(f"{name} must be <= {high}, got maximum {as_float.max()!r}")
+    if integer:
+        if arr.dtype.kind == "f" and not np.array_equal(as_float, np.round(as_float)):
+            raise ValueError(f"{name} must contain whole numbers")
+        if np.abs(as_float).max(initial=0) >= 2**62:
+            raise ValueError(f"{name} has entries too large for int64")
+        return arr.astype(np.int64)
+    return as_float
+
+
+def check_instance(value: object, name: str, kind: type | tuple[type, ...]) -> None:
+    """Raise ``TypeError`` unless ``value`` is an instance of ``kind``."""
+    if not isinstance(value, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        expected = " or ".join(k.__name__ for k in kinds)
+        raise TypeError(f"{name} must be a {expected}, got {type(value).__name__} {value!r:.80}")
+
+
+def check_bool(value: object, name: str) -> bool:
+    """Return ``value`` after checking it is a bool (a string like "no" is not)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)

@@ -4,6 +4,11 @@ Reports are released in some order ``o`` (``z = y[o]``): the identity for plain 
 permutation for the shuffle model, or a draw of :class:`shuffle_lib.dsigma.DSigmaMechanism`.
 The attacker reads position ``j`` of ``z`` as person ``j``'s report, which is what the order
 invites them to do.
+
+Limits (each raises ``ValueError`` beyond it): public positions ``t`` have coordinates of absolute
+value at most ``1e150`` (squared distances must stay finite), ``n_categories`` is at most
+``MAX_CATEGORIES`` (1000), and no call builds a table (neighbour lists, vote counts, class
+probabilities) of more than ``MAX_TABLE_ENTRIES`` (``10**8``) entries.
 """
 
 from __future__ import annotations
@@ -11,18 +16,71 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_array,
+    check_bool,
+    check_epsilon,
+    check_integer,
+    check_real,
+)
 from shuffle_lib.dsigma import groups_within_radius
 from shuffle_lib.permutations import check_permutation
 from shuffle_lib.randomizers import k_randomized_response, krr_channel
 
+MAX_CATEGORIES = 1000
+"""Largest ``n_categories`` accepted (the k x k randomized-response channel is inverted)."""
 
-def _as_2d(t: ArrayLike) -> np.ndarray:
-    arr = np.asarray(t, dtype=float)
+MAX_TABLE_ENTRIES = 10**8
+"""Largest table (neighbour lists, vote counts, class probabilities) a call builds: 800 MB."""
+
+_MAX_COORDINATE = 1e150
+"""Largest absolute coordinate of a public position: squared distances must stay finite."""
+
+_MIN_INVERTIBLE_EPS = 1e-9
+"""Smallest ``eps`` whose randomized-response channel is inverted: below it, rounding errors in
+the inverse swamp the prediction (and at about 1e-16 the channel is singular in floating point)."""
+
+
+def _as_2d(t: ArrayLike, name: str = "t", min_rows: int = 2) -> np.ndarray:
+    arr = check_array(t, name, low=-_MAX_COORDINATE, high=_MAX_COORDINATE)
     arr = arr[:, None] if arr.ndim == 1 else arr
-    if arr.ndim != 2 or arr.shape[0] < 2 or not np.isfinite(arr).all():
-        raise ValueError(f"t must be an (n, d) array of finite values with n >= 2, got {arr.shape}")
+    if arr.ndim != 2 or arr.shape[0] < min_rows:
+        raise ValueError(f"{name} must be an (n, d) array of finite values with n >= {min_rows}, "
+                         f"got shape {arr.shape}")
     return arr
+
+
+def _check_n_categories(n_categories: int, rows: int, minimum: int = 1,
+                        rows_label: str = "people") -> int:
+    """``n_categories`` as an int in [minimum, MAX_CATEGORIES], with a table of ``rows`` x
+    ``n_categories`` entries within ``MAX_TABLE_ENTRIES``."""
+    size = check_integer(n_categories, "n_categories", minimum, MAX_CATEGORIES)
+    if rows * size > MAX_TABLE_ENTRIES:
+        raise ValueError(f"{rows_label} x n_categories = {rows} x {size} entries exceed the "
+                         f"documented limit of {MAX_TABLE_ENTRIES}")
+    return size
+
+
+def _check_labels(values: ArrayLike, name: str, n_categories: int, n: int | None = None,
+                  bound: str = "n_categories") -> np.ndarray:
+    """Integer labels in ``0..n_categories-1`` (1-D, ``n`` of them when given; any leading axes
+    when ``n`` is None)."""
+    arr = check_array(values, name, ndim=1 if n is not None else None, integer=True, low=0)
+    if arr.ndim < 1:
+        raise ValueError(f"{name} must be an array of labels, got a scalar {values!r}")
+    if arr.max() >= n_categories:
+        raise ValueError(f"{name} must hold values in 0..{bound} - 1 = {n_categories - 1}, got "
+                         f"{arr.max()}")
+    if n is not None and arr.size != n:
+        raise ValueError(f"{name} must hold one value per person ({n}), got {arr.size}")
+    return arr
+
+
+def _check_neighbours(neighbours: ArrayLike, positions: int) -> np.ndarray:
+    """An ``(n, k)`` array of source positions in ``0..positions-1``, -1 for padding."""
+    return check_array(neighbours, "neighbours", ndim=2, integer=True, low=-1, high=positions - 1)
 
 
 def _neighbour_pairs(points: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
@@ -42,7 +100,7 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
     codes, such as Adult's marital status: people with the same status first, then the others);
     ties are broken at random with ``rng``. Returns an ``(n, k)`` index array padded with -1 where
     fewer than ``k`` people are close enough. Vectorized over people (padded candidate lists), no
-    distance matrix.
+    distance matrix. Limits: ``|t| <= 1e150`` and ``n * k <= MAX_TABLE_ENTRIES``.
 
     >>> attack_neighbours([0.0, 1.0, 5.0], r=2.0, k=2).tolist()
     [[1, -1], [0, -1], [-1, -1]]
@@ -52,19 +110,23 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
     points = _as_2d(t)
     n = points.shape[0]
     size = check_integer(k, "k", 1)
-    if not np.isfinite(r) or r < 0:
-        raise ValueError(f"r must be a finite number >= 0, got {r!r}")
-    owners, others = _neighbour_pairs(points, r)
+    if n * size > MAX_TABLE_ENTRIES:
+        raise ValueError(f"the output has n x k = {n} x {size} entries, above the documented "
+                         f"limit of {MAX_TABLE_ENTRIES}")
+    radius = check_real(r, "r", low=0)
+    by_category = check_bool(categorical, "categorical")
+    side = None if t_p is None else check_array(t_p, "t_p")
+    if side is not None and side.shape != (n,):
+        raise ValueError(f"t_p must hold one finite value per person, got {side.shape}")
+    gen = as_rng(rng)
+    owners, others = _neighbour_pairs(points, radius)
     others_only = owners != others
     owners, others = owners[others_only], others[others_only]
-    noise = as_rng(rng).random(owners.size)
-    if t_p is None:
+    noise = gen.random(owners.size)
+    if side is None:
         order = np.argsort(2 * owners + noise)  # by owner, then at random
     else:
-        side = np.asarray(t_p, dtype=float)
-        if side.shape != (n,) or not np.isfinite(side).all():
-            raise ValueError(f"t_p must hold one finite value per person, got {side.shape}")
-        if categorical:  # by owner, equal status first, then at random: one sort of 2n classes
+        if by_category:  # by owner, equal status first, then at random: one sort of 2n classes
             order = np.argsort(2 * owners + (side[owners] != side[others]) + noise)
         else:  # by owner, then most similar first, ties at random
             order = np.lexsort((np.abs(side[owners] - side[others]) + 1e-9 * noise, owners))
@@ -79,14 +141,27 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
 
 def majority_vote(released: ArrayLike, neighbours: np.ndarray, n_categories: int) -> np.ndarray:
     """The most frequent value among each person's sources in the released sequence (ties go to
-    the smallest value; a person without sources gets -1). ``released`` may carry leading
-    dimensions (several resamples); the vote is taken along the last one."""
-    z = np.asarray(released)
-    counts = np.zeros((*z.shape[:-1], neighbours.shape[0], n_categories), dtype=np.int32)
-    valid = neighbours >= 0
-    for c in range(n_categories):  # a loop over categories, vectorized over people and sources
-        counts[..., c] = np.sum((z[..., np.where(valid, neighbours, 0)] == c) & valid, axis=-1)
-    guess = np.argmax(counts, axis=-1)
+    the smallest value; a person without sources gets -1), the vote of Meehan et al. (2022,
+    Section 5). ``released`` holds values in ``0..n_categories-1`` and may carry leading
+    dimensions (several resamples); the vote is taken along the last one. ``neighbours`` is the
+    ``(people, k)`` output of :func:`attack_neighbours`: positions in ``released``, -1 for none.
+    Limit: leading size x people x ``n_categories`` at most ``MAX_TABLE_ENTRIES`` vote counts.
+
+    >>> majority_vote([0, 1, 1], [[1, 2], [0, 2], [-1, -1]], 2).tolist()
+    [1, 0, -1]
+    """
+    z = check_array(released, "released", integer=True, low=0)
+    if z.ndim < 1:
+        raise ValueError(f"released must be an array of reports, got a scalar {released!r}")
+    sources = _check_neighbours(neighbours, z.shape[-1])
+    voters = int(np.prod(z.shape[:-1])) * sources.shape[0]
+    size = _check_n_categories(n_categories, voters, rows_label="released resamples x people")
+    _check_labels(z, "released", size)
+    valid = sources >= 0
+    picked = z[..., np.where(valid, sources, 0)]  # (..., people, k): each source's report
+    slot = np.arange(voters).reshape(picked.shape[:-1])[..., None] * size + picked
+    counts = np.bincount(slot[np.broadcast_to(valid, picked.shape)], minlength=voters * size)
+    guess = np.argmax(counts.reshape(*picked.shape[:-1], size), axis=-1)
     return np.where(valid.any(axis=1), guess, -1)
 
 
@@ -99,25 +174,29 @@ def vulnerable(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, eps: floa
     90%). :func:`vulnerability_rate` is its mean; the per-person answer lets a chapter split
     :math:`\rho` by the value people hold. A vote over reports in random order mostly names the
     most common value, so a rarer value is recovered mainly through the order; mainly, not only:
-    the sources a person is given can happen to hold a local majority of it.
+    the sources a person is given can happen to hold a local majority of it. Limit:
+    ``resamples * n * n_categories <= MAX_TABLE_ENTRIES`` (the vote counts).
 
     >>> x = np.array([0] * 28 + [1] * 2)
     >>> sources = attack_neighbours(np.arange(30.0), r=30.0, k=29, rng=0)
     >>> int(vulnerable(x, sources, np.arange(30), eps=50.0, n_categories=2, rng=0).sum())
     28
     """
-    values = np.asarray(x)
     o = check_permutation(order, "order")
-    if values.shape != o.shape or neighbours.shape[0] != o.size:
-        raise ValueError("x, order and neighbours must describe the same people")
-    if not 0 < threshold <= 1:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
     draws = check_integer(resamples, "resamples", 1)
+    size = _check_n_categories(n_categories, draws * o.size, minimum=2,
+                               rows_label="resamples x people")
+    values = _check_labels(x, "x", size)
+    sources = _check_neighbours(neighbours, o.size)
+    if values.shape != o.shape or sources.shape[0] != o.size:
+        raise ValueError("x, order and neighbours must describe the same people")
+    level = check_real(threshold, "threshold", low=0, high=1, low_open=True)
+    eps_value = check_epsilon(eps, positive=True)
     gen = as_rng(rng)
-    reports = k_randomized_response(np.broadcast_to(values, (draws, o.size)), n_categories,
-                                    check_epsilon(eps, positive=True), rng=gen)
-    guesses = majority_vote(reports[:, o], neighbours, n_categories)
-    return np.mean(guesses == values, axis=0) >= threshold
+    reports = k_randomized_response(np.broadcast_to(values, (draws, o.size)), size, eps_value,
+                                    rng=gen)
+    guesses = majority_vote(reports[:, o], sources, size)
+    return np.mean(guesses == values, axis=0) >= level
 
 
 def vulnerability_rate(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, eps: float,
@@ -126,7 +205,7 @@ def vulnerability_rate(x: ArrayLike, neighbours: np.ndarray, order: ArrayLike, e
     r""":math:`\rho`: the fraction of people whose value the majority-vote attack recovers in at
     least ``threshold`` of ``resamples`` fresh draws of the k-ary randomized-response reports, all
     released in the same ``order`` (Meehan et al. 2022, Section 5: 50 resamples, 90%); the mean of
-    :func:`vulnerable`.
+    :func:`vulnerable` (same arguments, same limits).
 
     >>> x = np.zeros(30, dtype=int)
     >>> sources = attack_neighbours(np.arange(30.0), r=3.0, k=5)
@@ -155,22 +234,40 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
     randomized-response channel is inverted (and the result clipped and renormalized), so the
     prediction is for the true values rather than the noisy ones.
 
+    ``z`` holds one value in ``0..n_categories-1`` per person, each value that occurs at least
+    twice (the Platt scaling is fitted by 2-fold cross-validation). Limits: ``eps >= 1e-9`` (below
+    it the channel is numerically singular), ``n_categories <= MAX_CATEGORIES`` and
+    ``len(at) * n_categories <= MAX_TABLE_ENTRIES``.
+
     The trees are grown on one thread: with a few thousand people each split is too small for
     OpenMP threads to pay, and one thread gives the same probabilities in a half to two thirds of
-    the time (less still on a loaded machine, where waiting threads spin)."""
+    the time (less still on a loaded machine, where waiting threads spin).
+
+    >>> t = np.repeat([0.0, 10.0], 50); z = np.repeat([0, 1], 50)
+    >>> predicted_distributions(t, z, 2, eps=2.0, rng=0)[[0, -1]].round(3).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
     from threadpoolctl import threadpool_limits
 
     points = _as_2d(t)
-    query = points if at is None else _as_2d(at)
+    query = points if at is None else _as_2d(at, "at", min_rows=1)
     if query.shape[1] != points.shape[1]:
         raise ValueError(f"at must have {points.shape[1]} columns like t, got {query.shape[1]}")
-    released = np.asarray(z)
-    probs = np.zeros((query.shape[0], n_categories))
+    size = _check_n_categories(n_categories, query.shape[0], minimum=1 if eps is None else 2,
+                               rows_label="points")
+    released = _check_labels(z, "z", size, points.shape[0])
+    values, counts = np.unique(released, return_counts=True)
+    if counts.min() < 2:
+        raise ValueError(f"z must hold each of its values at least twice (2-fold calibration), "
+                         f"value {values[counts.argmin()]} occurs once")
+    eps_value = None if eps is None else check_real(eps, "eps", low=_MIN_INVERTIBLE_EPS)
+    gen = as_rng(rng)
+    probs = np.zeros((query.shape[0], size))
     with threadpool_limits(limits=1, user_api="openmp"):
-        model = _calibrated_model(as_rng(rng)).fit(points, released)
+        model = _calibrated_model(gen).fit(points, released)
         probs[:, model.classes_] = model.predict_proba(query)
-    if eps is not None:
-        probs = np.clip(probs @ np.linalg.inv(krr_channel(n_categories, float(eps))), 0, None)
+    if eps_value is not None:
+        probs = np.clip(probs @ np.linalg.inv(krr_channel(size, eps_value)), 0, None)
         probs /= probs.sum(axis=1, keepdims=True)
     return probs
 
@@ -184,11 +281,12 @@ def granularity_accuracy(probs: ArrayLike, x: ArrayLike, block: int) -> float:
     >>> granularity_accuracy([[0.3, 0.3, 0.4, 0.0]], [0], 2)
     1.0
     """
-    p = np.asarray(probs, dtype=float)
-    values = np.asarray(x)
+    p = check_array(probs, "probs", ndim=2, low=0)
     size = check_integer(block, "block", 1)
-    if p.ndim != 2 or p.shape[1] % size or values.shape != (p.shape[0],):
-        raise ValueError(f"probs must be (n, k) with k a multiple of block = {size}, and x (n,)")
+    if p.shape[1] % size:
+        raise ValueError(f"probs must be (n, k) with k a multiple of block = {size}, got shape "
+                         f"{p.shape}")
+    values = _check_labels(x, "x", p.shape[1], p.shape[0], bound="the number of columns of probs")
     merged = p.reshape(p.shape[0], -1, size).sum(axis=2)
     return float(np.mean(merged.argmax(axis=1) == values // size))
 
@@ -201,27 +299,25 @@ def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int)
     radius groups. The window is exactly the people with ``abs(t_j - t_i) <= r`` evaluated in
     floating point: the binary search on :math:`t_i \pm r` only proposes its ends, which are then
     moved until that test holds inside and fails just outside (``0.30000000000000004 - 0.1 <= 0.2``
-    is false, although ``0.1 + 0.2`` is that very number).
+    is false, although ``0.1 + 0.2`` is that very number). Limits: ``|t| <= 1e150`` and
+    ``n * n_categories <= MAX_TABLE_ENTRIES``.
 
     >>> local_distributions([0.0, 1.0, 5.0], [0, 1, 1], 1.0, 2).tolist()
     [[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]]
     >>> local_distributions([0.1, 0.30000000000000004], [0, 1], 0.2, 2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    values = np.asarray(x)
     points = _as_2d(t)
-    size = check_integer(n_categories, "n_categories", 1)
-    if values.shape != (points.shape[0],) or values.min() < 0 or values.max() >= size:
-        raise ValueError(f"x must hold one value in 0..{size - 1} per person, got {values.shape}")
-    if not np.isfinite(r) or r < 0:
-        raise ValueError(f"r must be a finite number >= 0, got {r!r}")
+    size = _check_n_categories(n_categories, points.shape[0])
+    values = _check_labels(x, "x", size, points.shape[0])
+    r = check_real(r, "r", low=0)
     if points.shape[1] == 1:
         position = points[:, 0]
         distinct, where = np.unique(position, return_inverse=True)
         cumulative = np.zeros((distinct.size + 1, size))
         np.add.at(cumulative, (where + 1, values), 1.0)
         cumulative = np.cumsum(cumulative, axis=0)
-        low, high = _exact_window(distinct, position, float(r))
+        low, high = _exact_window(distinct, position, r)
         counts = cumulative[high] - cumulative[low]
     else:
         owners, members = _neighbour_pairs(points, r)
@@ -262,7 +358,8 @@ def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_cat
     r""":math:`\lambda(r)`: the mean total-variation distance between the calibrated model's
     prediction (:func:`predicted_distributions`) and the local truth within ``r``
     (:func:`local_distributions`), divided by the same error of the uniform guess (Meehan et al.
-    2022, Section 5). 0 is perfect; 1 is no better than knowing nothing.
+    2022, Section 5). 0 is perfect; 1 is no better than knowing nothing. The arguments and limits
+    are those of the two functions.
 
     >>> t = np.repeat([0.0, 10.0], 100); x = np.repeat([0, 1], 100)
     >>> bool(learnability_error(t, x, x, 1.0, 2, rng=0) < 0.1)
@@ -281,8 +378,9 @@ def relative_tv_error(predicted: ArrayLike, truth: ArrayLike) -> float:
     >>> relative_tv_error([[0.5, 0.5]], [[1.0, 0.0]])
     1.0
     """
-    p, q = np.asarray(predicted, dtype=float), np.asarray(truth, dtype=float)
-    if p.shape != q.shape or p.ndim != 2:
+    p = check_array(predicted, "predicted", ndim=2, low=0, high=1)
+    q = check_array(truth, "truth", ndim=2, low=0, high=1)
+    if p.shape != q.shape:
         raise ValueError(f"predicted and truth must be equal (n, k) arrays, got {p.shape}, "
                          f"{q.shape}")
     uniform_error = 0.5 * np.abs(q - 1 / q.shape[1]).sum(axis=1).mean()
@@ -293,10 +391,19 @@ def relative_tv_error(predicted: ArrayLike, truth: ArrayLike) -> float:
 
 def knn_reconstruction(t: ArrayLike, z: ArrayLike, n_neighbors: int = 15) -> np.ndarray:
     """The classifier attack of Meehan et al.'s Figure 1 (there a Gaussian process; here k-nearest
-    neighbours): predict each person's value from the released values at the positions nearest to
-    them in public space."""
+    neighbours): predict each person's value from the released values ``z`` (one integer label
+    per position) at the ``n_neighbors`` positions nearest to them in public space
+    (``n_neighbors`` at most the number of people; ``|t| <= 1e150``).
+
+    >>> knn_reconstruction([0.0, 0.1, 0.2, 5.0, 5.1, 5.2], [0, 0, 1, 1, 1, 0], 3).tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
     from sklearn.neighbors import KNeighborsClassifier
 
     points = _as_2d(t)
-    model = KNeighborsClassifier(n_neighbors=check_integer(n_neighbors, "n_neighbors", 1))
-    return model.fit(points, np.asarray(z)).predict(points)
+    released = check_array(z, "z", ndim=1, integer=True)
+    if released.size != points.shape[0]:
+        raise ValueError(f"z must hold one value per position ({points.shape[0]}), got "
+                         f"{released.size}")
+    size = check_integer(n_neighbors, "n_neighbors", 1, points.shape[0])
+    return KNeighborsClassifier(n_neighbors=size).fit(points, released).predict(points)

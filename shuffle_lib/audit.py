@@ -17,7 +17,6 @@ Where the output law is finite, :func:`exact_epsilon` and :func:`worst_pair` giv
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -25,48 +24,62 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import beta
 
-from shuffle_lib._validation import RngLike, as_rng
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_array,
+    check_bool,
+    check_instance,
+    check_integer,
+    check_real,
+)
 from shuffle_lib.accounting.finite import check_distribution_pair, epsilon_for_delta
 
 Sampler = Callable[[int, int, np.random.Generator], ArrayLike]
 
+MAX_AUDIT_TRIALS = 10**7
+"""Largest ``trials`` of :func:`audit`: it keeps ``4 * trials`` scores in memory (320 MB)."""
+
 
 def _check_level(value: float, name: str, closed_low: bool) -> float:
-    level = float(value) if np.ndim(value) == 0 else math.nan
-    low_ok = level >= 0 if closed_low else level > 0
-    if not (math.isfinite(level) and low_ok and level < 1):
-        interval = "[0, 1)" if closed_low else "(0, 1)"
-        raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
-    return level
+    return check_real(value, name, low=0, high=1, low_open=not closed_low, high_open=True)
 
 
 def _check_count(value: int, name: str, trials: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not (
-            0 <= value <= trials):
+    count = check_integer(value, name, 0)
+    if count > trials:
         raise ValueError(f"{name} must be an integer in [0, trials = {trials}], got {value!r}")
-    return int(value)
+    return count
+
+
+def _clopper_pearson(k: np.ndarray, trials: int, level: float) -> np.ndarray:
+    """:func:`clopper_pearson_upper` on checked arguments (``k`` a float array)."""
+    with np.errstate(invalid="ignore"):
+        upper = beta.ppf(level, k + 1, trials - k)
+    return np.where(k >= trials, 1.0, upper)
 
 
 def clopper_pearson_upper(successes: ArrayLike, trials: int, level: float) -> np.ndarray:
     r"""One-sided Clopper-Pearson upper confidence bound on a binomial rate: the largest
     :math:`r` with :math:`\Pr(\mathrm{Bin}(n, r) \le k) \ge 1 - \text{level}`, that is the
     ``level`` quantile of :math:`\mathrm{Beta}(k + 1, n - k)` (1 when :math:`k = n`)
-    (Clopper & Pearson 1934). Vectorized over ``successes``.
+    (Clopper & Pearson 1934). Vectorized over ``successes``: whole numbers in ``[0, trials]``;
+    ``trials`` an integer ``>= 0``; ``level`` in ``(0, 1)``.
 
     >>> float(clopper_pearson_upper(0, 100, 0.95).round(4))
     0.0295
     """
-    k = np.asarray(successes, dtype=float)
-    with np.errstate(invalid="ignore"):
-        upper = beta.ppf(level, k + 1, trials - k)
-    return np.where(k >= trials, 1.0, upper)
+    n = check_integer(trials, "trials", 0)
+    k = check_array(successes, "successes", integer=True, low=0, high=n).astype(float)
+    return _clopper_pearson(k, n, _check_level(level, "level", closed_low=False))
 
 
 def _bound(fp: ArrayLike, fn: ArrayLike, trials: int, delta: float, confidence: float
            ) -> np.ndarray:
     """Vectorized :func:`epsilon_lower_bound` (arguments already checked)."""
     level = 1 - (1 - confidence) / 2
-    fpr, fnr = clopper_pearson_upper(fp, trials, level), clopper_pearson_upper(fn, trials, level)
+    fpr = _clopper_pearson(np.asarray(fp, dtype=float), trials, level)
+    fnr = _clopper_pearson(np.asarray(fn, dtype=float), trials, level)
     best = np.zeros(np.broadcast(fpr, fnr).shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         for errors, other in ((fpr, fnr), (fnr, fpr)):
@@ -98,13 +111,12 @@ def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
     >>> epsilon_lower_bound(500, 500, 1000)  # a coin flip proves nothing
     0.0
     """
-    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
-        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
-    fp = _check_count(false_positives, "false_positives", int(trials))
-    fn = _check_count(false_negatives, "false_negatives", int(trials))
+    n = check_integer(trials, "trials", 1)
+    fp = _check_count(false_positives, "false_positives", n)
+    fn = _check_count(false_negatives, "false_negatives", n)
     slack = _check_level(delta, "delta", closed_low=True)
     level = _check_level(confidence, "confidence", closed_low=False)
-    return float(_bound(fp, fn, int(trials), slack, level))
+    return float(_bound(fp, fn, n, slack, level))
 
 
 @dataclass(frozen=True)
@@ -113,7 +125,10 @@ class AttackOutcome:
     ``>= threshold`` (``direction == "greater"``) or ``<= threshold`` (``"less"``).
     ``false_positives`` counts held-out samples from ``x'`` guessed as ``x``,
     ``false_negatives`` samples from ``x`` guessed as ``x'``; ``trials`` held-out samples per
-    input."""
+    input. ``threshold`` is ``inf`` for the test that never guesses ``x`` (the best one when the
+    samples cannot be told apart). A plain record, built by :func:`threshold_attack` (and so by
+    :func:`audit`); its fields are not checked here, but :attr:`epsilon` checks them through
+    :func:`epsilon_lower_bound`."""
 
     false_positives: int
     false_negatives: int
@@ -131,8 +146,8 @@ class AttackOutcome:
 
 
 def _scores(values: ArrayLike, name: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    if array.ndim != 1 or array.size < 2 or not np.isfinite(array).all():
+    array = check_array(values, name)
+    if array.ndim != 1 or array.size < 2:
         raise ValueError(f"{name} must be a 1-D array of at least 2 finite scores, got shape "
                          f"{np.shape(values)}")
     return array
@@ -205,23 +220,25 @@ def audit(sample: Sampler, trials: int, score: Callable[[np.ndarray], ArrayLike]
     its errors. The result's ``epsilon`` is a lower bound on the mechanism's :math:`\varepsilon`
     at ``delta`` that holds with probability ``confidence`` (Jagielski, Ullman & Oprea 2020).
     Draws in chunks of ``chunk`` with a progress bar (``tqdm.auto``) when ``progress``.
+    ``trials`` is at most ``MAX_AUDIT_TRIALS`` (``10**7``; the scores are kept in memory).
 
     >>> flip = lambda which, size, gen: (gen.random(size) < 0.75) == (which == 0)
     >>> outcome = audit(flip, 20_000, rng=0)  # randomized response, eps = ln 3 = 1.0986
     >>> round(outcome.epsilon, 3), outcome.false_positives, outcome.false_negatives
     (1.052, 5045, 5086)
     """
-    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
-        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
-    if isinstance(chunk, bool) or not isinstance(chunk, int | np.integer) or chunk < 1:
-        raise ValueError(f"chunk must be an integer >= 1, got {chunk!r}")
+    total = 2 * check_integer(trials, "trials", 1, MAX_AUDIT_TRIALS)
+    chunk = check_integer(chunk, "chunk", 1)
     if not callable(sample) or (score is not None and not callable(score)):
-        raise ValueError("sample (and score, if given) must be callables")
+        raise TypeError(f"sample (and score, if given) must be callables, got sample={sample!r:.60}"
+                        f", score={score!r:.60}")
+    slack = _check_level(delta, "delta", closed_low=True)
+    level = _check_level(confidence, "confidence", closed_low=False)
+    show = check_bool(progress, "progress")
     gen = as_rng(rng)
-    total = 2 * int(trials)
     steps = [(which, start, min(chunk, total - start)) for which in (0, 1)
              for start in range(0, total, chunk)]
-    if progress:
+    if show:
         from tqdm.auto import tqdm
 
         steps = tqdm(steps, desc="audit draws")
@@ -233,8 +250,8 @@ def audit(sample: Sampler, trials: int, score: Callable[[np.ndarray], ArrayLike]
             raise ValueError(f"sample/score must give one number per output: expected shape "
                              f"({size},), got {values.shape}")
         drawn[which].append(values)
-    return threshold_attack(np.concatenate(drawn[0]), np.concatenate(drawn[1]), delta,
-                            confidence, gen)
+    return threshold_attack(np.concatenate(drawn[0]), np.concatenate(drawn[1]), slack, level,
+                            gen)
 
 
 def exact_epsilon(p: ArrayLike, q: ArrayLike, delta: float = 0.0) -> float:
@@ -244,10 +261,11 @@ def exact_epsilon(p: ArrayLike, q: ArrayLike, delta: float = 0.0) -> float:
     :func:`shuffle_lib.accounting.finite.epsilon_for_delta`. No test can prove more: this is the
     target an audit's lower bound approaches.
 
-    >>> round(exact_epsilon([0.75, 0.25], [0.25, 0.75]), 6) == round(math.log(3), 6)
+    >>> round(exact_epsilon([0.75, 0.25], [0.25, 0.75]), 6) == round(float(np.log(3)), 6)
     True
     """
-    first, second = check_distribution_pair(p, q)
+    first, second = check_distribution_pair(check_array(p, "p", ndim=1),
+                                            check_array(q, "q", ndim=1))
     slack = _check_level(delta, "delta", closed_low=True)
     return float(epsilon_for_delta(first, second, slack))
 
@@ -256,27 +274,37 @@ def worst_pair(laws: ArrayLike, pairs: Iterable[tuple[int, int]] | None = None,
                delta: float = 0.0) -> tuple[float, tuple[int, int]]:
     r"""The pair of inputs whose output laws (rows of ``laws``, shape ``(inputs, outputs)``) are
     hardest to hide: the largest :func:`exact_epsilon` over ``pairs`` (every pair of rows by
-    default), and the pair. An exhaustive search, for small finite mechanisms.
+    default; otherwise pairs of two different row indices), and the pair. An exhaustive search,
+    for small finite mechanisms. ``inf`` (exactly) when some pair has no finite
+    :math:`\varepsilon`, as in :func:`exact_epsilon`.
 
     >>> rr = [[0.75, 0.25], [0.25, 0.75], [0.5, 0.5]]
     >>> eps, pair = worst_pair(rr)
     >>> round(eps, 4), pair
     (1.0986, (0, 1))
     """
-    rows = np.asarray(laws, dtype=float)
+    rows = check_array(laws, "laws")
     if rows.ndim != 2 or rows.shape[0] < 2:
         raise ValueError(f"laws must be an (inputs, outputs) array with at least 2 rows, got "
                          f"shape {rows.shape}")
+    if pairs is not None:
+        check_instance(pairs, "pairs", Iterable)
     chosen = list(pairs) if pairs is not None else [
         (i, j) for i in range(rows.shape[0]) for j in range(i + 1, rows.shape[0])]
     if not chosen:
         raise ValueError("pairs is empty: there is nothing to audit")
-    best: tuple[float, tuple[int, int]] = (-1.0, (0, 0))
+    checked = []
     for pair in chosen:
-        i, j = (int(v) for v in pair)
-        if not (0 <= i < rows.shape[0] and 0 <= j < rows.shape[0]) or i == j:
+        check_instance(pair, "pairs", (tuple, list, np.ndarray))
+        if len(pair) != 2:
+            raise ValueError(f"pairs must hold (i, j) pairs of rows, got {pair!r}")
+        i, j = (check_integer(v, "pairs", 0) for v in pair)
+        if not (i < rows.shape[0] and j < rows.shape[0]) or i == j:
             raise ValueError(f"pairs must join two different rows in 0..{rows.shape[0] - 1}, "
                              f"got {pair!r}")
+        checked.append((i, j))
+    best: tuple[float, tuple[int, int]] = (-1.0, (0, 0))
+    for i, j in checked:
         value = exact_epsilon(rows[i], rows[j], delta)
         if value > best[0]:
             best = (value, (i, j))

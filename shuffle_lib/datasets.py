@@ -21,7 +21,17 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from shuffle_lib._validation import RngLike, as_rng, check_integer
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_array,
+    check_instance,
+    check_integer,
+    check_real,
+)
+
+MAX_SYNTHETIC_PEOPLE = 10**7
+"""Largest number of people a synthetic generator draws (its arrays then take about 1 GB)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,8 @@ class PublicPrivateData:
     ``0..n_categories-1`` and, optionally, privileged side information ``t_p`` (``(n,)``) that only
     an attacker has. ``t_p_categorical`` says whether ``t_p`` holds category codes (similar means
     equal) rather than an ordered quantity (similar means close); pass it on to
-    :func:`shuffle_lib.attacks.attack_neighbours`."""
+    :func:`shuffle_lib.attacks.attack_neighbours`. A plain record, built by the loaders of this
+    module; its fields are not checked here (the attack functions check what they are given)."""
 
     t: np.ndarray
     x: np.ndarray
@@ -46,15 +57,14 @@ def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> Publ
     crescents in each, and a light and a dark half along each crescent; label
     :math:`x = 4c + 2m + h` (cluster :math:`c`, crescent :math:`m`, half :math:`h`), so ``x // 4``,
     ``x // 2`` and ``x`` are the 2-, 4- and 8-way classification targets. Positions get Gaussian
-    noise of scale ``noise``.
+    noise of scale ``noise`` (>= 0). At most ``MAX_SYNTHETIC_PEOPLE`` (``10**7``) people.
 
     >>> data = synthetic_clusters(800, rng=0)
     >>> data.t.shape, sorted(set(data.x.tolist())) == list(range(8))
     ((800, 2), True)
     """
-    size = check_integer(n, "n", 8)
-    if not np.isfinite(noise) or noise < 0:
-        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
+    size = check_integer(n, "n", 8, MAX_SYNTHETIC_PEOPLE)
+    noise = check_real(noise, "noise", low=0)
     gen = as_rng(rng)
     labels = gen.integers(0, 8, size)
     cluster, crescent, half = labels // 4, (labels // 2) % 2, labels % 2
@@ -75,14 +85,18 @@ def synthetic_households(n_households: int, size: int = 5, rng: RngLike = None
     ``size`` members share that public position and one binary value, drawn as
     :math:`\mathrm{Bern}(p(u_h))` with the smooth local trend :math:`p(u)=0.5+0.4\sin(4\pi u)`. An
     analyst wants :math:`p`; an attacker who knows who lives together exploits the household effect,
-    which is much stronger than the trend.
+    which is much stronger than the trend. At most ``MAX_SYNTHETIC_PEOPLE`` (``10**7``) people,
+    ``n_households * size``.
 
     >>> data = synthetic_households(3, size=2, rng=0)
     >>> data.t.shape, bool(data.x[0] == data.x[1])
     ((6, 1), True)
     """
-    count = check_integer(n_households, "n_households", 1)
-    members = check_integer(size, "size", 1)
+    count = check_integer(n_households, "n_households", 1, MAX_SYNTHETIC_PEOPLE)
+    members = check_integer(size, "size", 1, MAX_SYNTHETIC_PEOPLE)
+    if count * members > MAX_SYNTHETIC_PEOPLE:
+        raise ValueError(f"n_households x size = {count} x {members} people exceed the documented "
+                         f"limit of {MAX_SYNTHETIC_PEOPLE}")
     gen = as_rng(rng)
     position = gen.random(count)
     value = gen.random(count) < household_trend(position)
@@ -92,8 +106,13 @@ def synthetic_households(n_households: int, size: int = 5, rng: RngLike = None
 
 
 def household_trend(u: ArrayLike) -> np.ndarray:
-    """The local trend of :func:`synthetic_households`: P[x = 1] at position ``u``."""
-    return 0.5 + 0.4 * np.sin(4 * np.pi * np.asarray(u, dtype=float))
+    r"""The local trend of :func:`synthetic_households` (Meehan et al. 2022, Section 1):
+    :math:`P[x = 1] = 0.5 + 0.4\sin(4\pi u)` at each finite position ``u``.
+
+    >>> household_trend([0.125, 0.375]).round(6).tolist()
+    [0.9, 0.1]
+    """
+    return 0.5 + 0.4 * np.sin(4 * np.pi * check_array(u, "u", allow_empty=True))
 
 
 def anes96() -> PublicPrivateData:
@@ -104,7 +123,12 @@ def anes96() -> PublicPrivateData:
     strong, weak or leaning; 1 independent; 2 Republican: leaning, weak or strong). Privileged
     ``t_p``: the family income bracket (1 to 24), which the attacker knows and the shuffler does
     not use. Age alone would be a poor public attribute here: party hardly varies with age in
-    this sample, so there would be no local trend to learn."""
+    this sample, so there would be no local trend to learn.
+
+    >>> data = anes96()
+    >>> data.t.shape, data.n_categories, np.bincount(data.x).tolist()
+    ((944, 2), 3, [488, 37, 419])
+    """
     from statsmodels.datasets import anes96 as source
 
     frame = source.load_pandas().data
@@ -141,6 +165,7 @@ def adult_file_bytes(name: str) -> bytes:
     >>> len(adult_file_bytes("adult.test"))
     2003153
     """
+    check_instance(name, "name", str)
     if name not in ADULT_SHA256:
         raise ValueError(f"name must be one of {sorted(ADULT_SHA256)}, got {name!r}")
     path = resources.files("shuffle_lib") / "data" / f"{name}.xz"

@@ -29,44 +29,73 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
+from shuffle_lib._validation import check_array, check_real
 from shuffle_lib.accounting.finite import check_distribution_pair, renyi_divergence
 
 
+def _records(rows: object, name: str) -> list[tuple]:
+    """``rows`` as a list of records (tuples of hashable fields); ``TypeError`` when ``rows`` or
+    one of its rows is not an iterable (a string is not taken for a sequence of characters)."""
+    if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
+        raise TypeError(f"{name} must be an iterable of rows, got {rows!r:.80}")
+    records = []
+    for row in rows:
+        if isinstance(row, str | bytes) or not isinstance(row, Iterable):
+            raise TypeError(f"{name} must hold rows that are sequences of fields, got row "
+                            f"{row!r:.80}")
+        record = tuple(row)
+        try:
+            hash(record)
+        except TypeError as err:
+            raise TypeError(f"{name} must hold rows of hashable fields, got row {row!r:.80}"
+                            ) from err
+        records.append(record)
+    return records
+
+
 def unordered_dataset(rows: Iterable[Iterable]) -> tuple[tuple, ...]:
-    """A dataset as a multiset of records: the sorted tuple of its rows (each row a tuple), so two
-    datasets holding the same records in another order compare equal.
+    """A dataset as a multiset of records: the sorted tuple of its rows (each row a sequence of
+    hashable fields, made a tuple; the records must be comparable with each other), so two
+    datasets holding the same records in another order compare equal (Bailie, Gong & Meng 2023:
+    unordered datasets).
 
     >>> unordered_dataset([("b", 1), ("a", 2)])
     (('a', 2), ('b', 1))
     """
-    return tuple(sorted(tuple(row) for row in rows))
+    records = _records(rows, "rows")
+    try:
+        return tuple(sorted(records))
+    except TypeError as err:
+        raise TypeError(f"rows must hold records that can be ordered, got {records!r:.80}") from err
 
 
-def _symmetric_difference_size(x: Iterable[Iterable], y: Iterable[Iterable]) -> int:
-    first, second = Counter(map(tuple, x)), Counter(map(tuple, y))
+def _symmetric_difference_size(x: list[tuple], y: list[tuple]) -> int:
+    first, second = Counter(x), Counter(y)
     return sum(((first - second) + (second - first)).values())
 
 
 def symmetric_difference_distance(x: Iterable[Iterable], y: Iterable[Iterable]) -> int:
     r""":math:`d_{\text{SymDiff}}(\mathbf X,\mathbf X')=|\mathbf X\ominus\mathbf X'|`, the number
     of records to add or remove to turn one multiset into the other (Bailie, Gong & Meng 2023: the
-    metric extension of unbounded neighbours).
+    metric extension of unbounded neighbours). ``x`` and ``y`` are iterables of rows, each a
+    sequence of hashable fields.
 
     >>> symmetric_difference_distance([(1,), (2,)], [(1,), (3,), (4,)])
     3
     """
-    return _symmetric_difference_size(x, y)
+    return _symmetric_difference_size(_records(x, "x"), _records(y, "y"))
 
 
 def hamming_set_distance(x: Iterable[Iterable], y: Iterable[Iterable]) -> float:
     r""":math:`d_{\text{HamS}}(\mathbf X,\mathbf X')=\tfrac12|\mathbf X\ominus\mathbf X'|` when the
     datasets have the same size, :math:`+\infty` otherwise: the number of records to replace
     (Bailie, Gong & Meng 2023: the metric extension of bounded neighbours on unordered datasets).
+    The infinity is exact, not an overflow: no replacements turn one size into another.
 
     >>> hamming_set_distance([(1,), (2,)], [(1,), (3,)]), hamming_set_distance([(1,)], [])
     (1.0, inf)
     """
-    rows_x, rows_y = list(x), list(y)
+    rows_x, rows_y = _records(x, "x"), _records(y, "y")
     if len(rows_x) != len(rows_y):
         return math.inf
     return _symmetric_difference_size(rows_x, rows_y) / 2
@@ -85,14 +114,15 @@ def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1
     :math:`1+10^{-6}` (geometric in :math:`\alpha-1`) and refined by a bounded scalar search
     around the best one; it is a lower estimate, tight to about :math:`10^{-6}` relative on smooth
     cases (tested against the discrete Gaussian's closed form). Rényi divergences from
-    :func:`shuffle_lib.accounting.finite.renyi_divergence`.
+    :func:`shuffle_lib.accounting.finite.renyi_divergence`. Returns ``inf`` (exactly) when one
+    law puts mass where the other has none.
 
     >>> round(normalized_renyi_divergence([0.5, 0.5], [0.5, 0.5]), 12)
     0.0
     """
-    first, second = check_distribution_pair(p, q)
-    if not np.isfinite(max_alpha) or max_alpha <= 1:
-        raise ValueError(f"max_alpha must be a finite number > 1, got {max_alpha!r}")
+    first, second = check_distribution_pair(check_array(p, "p", ndim=1),
+                                            check_array(q, "q", ndim=1))
+    max_alpha = check_real(max_alpha, "max_alpha", low=1, low_open=True)
 
     def ratio(alpha: float) -> float:
         return max(renyi_divergence(first, second, alpha),

@@ -6,6 +6,11 @@ should be shuffled together with person ``i`` and contains ``i`` itself. The mec
 (Algorithm 1) orders people by a breadth-first search over the groups (the reference ranking),
 draws a ranking from the Mallows model around it, and releases the reports in the order that the
 draw induces: ``z = y[order]`` with ``order = output_order(reference, sampled)``.
+
+Arguments are validated at the top of every public function: a group assignment must be a list
+(or tuple) of 1-D integer arrays, a subset a 1-D integer array, a graph an undirected
+``networkx`` graph; float indices are refused, never truncated. Functions whose work grows with a
+count document their limit and raise a ``ValueError`` beyond it.
 """
 
 from __future__ import annotations
@@ -22,8 +27,18 @@ from numpy.typing import ArrayLike
 from scipy import sparse
 from scipy.spatial import cKDTree
 
-from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_array,
+    check_instance,
+    check_integer,
+    check_real,
+)
 from shuffle_lib.permutations import (
+    MAX_ITEMS,
+    _check_distance,
+    _integer_array,
     check_permutation,
     inverse,
     kendall_tau_distance,
@@ -33,31 +48,56 @@ from shuffle_lib.permutations import (
 )
 
 Groups = list[np.ndarray]
+MAX_TRIALS = 10**5  # the documented limit on the trials of empirical_preservation
+MAX_COORDINATE = 1e100  # the documented limit on public positions: squared distances stay finite
+MAX_PRESERVATION_N = 150  # exact crossing counts: n! must stay far below the float range
+MAX_MOVED = 4000  # hamming_class_count: exact sums over at most this many moved people
 
 
-def check_groups(groups: list[ArrayLike], n: int | None = None) -> Groups:
-    """Validate a group assignment: ``n`` non-empty integer arrays with indices in range, group
-    ``i`` containing ``i``. Returns int64 arrays (repeated members dropped, order kept). The checks
-    run on all groups at once."""
-    count = len(groups) if n is None else n
+def _check_sequence(value: object, name: str) -> None:
+    """``TypeError`` unless ``value`` is a list, a tuple or an array with at least one axis."""
+    if not (isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim)):
+        raise TypeError(f"{name} must be a list of integer arrays, got {type(value).__name__} "
+                        f"{value!r:.80}")
+
+
+def _group_array(group: ArrayLike, name: str) -> np.ndarray:
+    """One group as an integer array (int arrays pass as they are: this runs once per person)."""
+    arr = group if isinstance(group, np.ndarray) and group.dtype.kind in "iu" else (
+        _integer_array(group, name, ndim=None))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D integer array, got {group!r:.80}")
+    return arr
+
+
+def check_groups(groups: list[ArrayLike], n: int | None = None, name: str = "groups") -> Groups:
+    """Validate a group assignment: a list (or tuple) of ``n`` non-empty 1-D integer arrays with
+    indices in range, group ``i`` containing ``i``. Returns int64 arrays (repeated members dropped,
+    order kept). The range and owner checks run on all groups at once. Errors name ``name``:
+    ``TypeError`` for something that is not a list of integer arrays (float indices included),
+    ``ValueError`` for the rest.
+
+    >>> [g.tolist() for g in check_groups([[0, 1], [1, 0, 1], [2]])]
+    [[0, 1], [1, 0], [2]]
+    """
+    _check_sequence(groups, name)
+    count = len(groups) if n is None else check_integer(n, "n", 1)
     if count == 0 or len(groups) != count:
-        raise ValueError(f"need one group per person ({count}), got {len(groups)}")
-    arrays = [np.asarray(g) for g in groups]
-    for i, arr in enumerate(arrays):
-        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"group {i} must be a non-empty 1-D integer array, got {groups[i]!r}")
+        raise ValueError(f"{name} must hold one group per person (n = {count}), "
+                         f"got {len(groups)}")
+    arrays = [_group_array(g, f"{name}[{i}]") for i, g in enumerate(groups)]
     sizes = np.array([a.size for a in arrays])
     members = np.concatenate(arrays).astype(np.int64)
     owners = np.repeat(np.arange(count), sizes)
     outside = (members < 0) | (members >= count)
     if outside.any():
         i = int(owners[np.argmax(outside)])
-        raise ValueError(f"group {i} has an index outside 0..{count - 1}: {groups[i]!r}")
+        raise ValueError(f"{name}[{i}] has an index outside 0..{count - 1}: {groups[i]!r:.80}")
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     has_owner = np.logical_or.reduceat(members == owners, starts)
     if not has_owner.all():
         i = int(np.argmin(has_owner))
-        raise ValueError(f"group {i} must contain its owner {i}, got {groups[i]!r}")
+        raise ValueError(f"{name}[{i}] must contain its owner {i}, got {groups[i]!r:.80}")
     if _has_repeats(members, np.concatenate([starts, [members.size]]), count):
         # some group repeats a member: keep first occurrences
         return [a[np.sort(np.unique(a, return_index=True)[1])].astype(np.int64) for a in arrays]
@@ -96,11 +136,21 @@ def _transpose(members: np.ndarray, forward_ptr: np.ndarray,
 
 
 def _as_points(points: ArrayLike) -> np.ndarray:
-    arr = np.asarray(points, dtype=float)
+    """Public positions as an (n, d) float array (one dimension when 1-D); coordinates must be
+    finite with absolute value at most ``MAX_COORDINATE`` (1e100), so squared distances stay
+    finite."""
+    try:
+        arr = np.asarray(points)
+    except ValueError as err:  # a ragged list
+        raise ValueError("points must be a rectangular (n, d) array") from err
+    if arr.dtype.kind not in "iuf":  # strings, bools, None, objects
+        raise TypeError(f"points must be an array of real numbers, got {points!r:.80}")
+    arr = arr.astype(float)
     if arr.ndim == 1:
         arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[0] == 0 or not np.isfinite(arr).all():
-        raise ValueError(f"points must be a non-empty (n, d) finite array, got shape {arr.shape}")
+    if arr.ndim != 2 or arr.size == 0 or not (np.abs(arr) <= MAX_COORDINATE).all():
+        raise ValueError(f"points must be a non-empty (n, d) finite array with coordinates of "
+                         f"absolute value at most {MAX_COORDINATE:g}, got shape {arr.shape}")
     return arr
 
 
@@ -108,15 +158,18 @@ def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
     r"""Group of person ``i``: everybody within Euclidean distance :math:`r_i` of their public
     position (Meehan et al. 2022, Section 4.2, :math:`G_i=\{j: d(t_i,t_j)\le r\}`). ``r`` is one
     radius or one per person. A KD-tree answers the queries; no distance matrix is formed.
+    Coordinates must be finite with absolute value at most 1e100 (``MAX_COORDINATE``).
 
     >>> [g.tolist() for g in groups_within_radius([0.0, 0.5, 3.0], 1.0)]
     [[0, 1], [0, 1], [2]]
     """
     arr = _as_points(points)
-    radii = np.broadcast_to(np.asarray(r, dtype=float), (arr.shape[0],))
-    if not np.all(np.isfinite(radii)) or (radii < 0).any():
-        raise ValueError(f"radii must be finite and >= 0, got {r!r}")
     n = arr.shape[0]
+    radii = check_array(r, "r", finite=False)
+    if radii.shape not in ((), (1,), (n,)) or not np.isfinite(radii).all() or (radii < 0).any():
+        raise ValueError(f"radii r must be finite, >= 0 and one or one per person ({n}), got "
+                         f"{r!r:.80}")
+    radii = np.broadcast_to(radii, (n,))
     tree = cKDTree(arr)
     if np.all(radii == radii[0]):  # one radius: all close pairs at once, then split by owner
         pairs = tree.query_pairs(float(radii[0]), output_type="ndarray")
@@ -139,7 +192,7 @@ def groups_nearest(points: ArrayLike, k: int) -> Groups:
     arr = _as_points(points)
     size = check_integer(k, "k", 1)
     if size > arr.shape[0]:
-        raise ValueError(f"k = {size} exceeds the number of people {arr.shape[0]}")
+        raise ValueError(f"k = {size} exceeds the number of people in points ({arr.shape[0]})")
     _, idx = cKDTree(arr).query(arr, k=size)
     idx = np.asarray(idx).reshape(arr.shape[0], size)
     own = np.arange(arr.shape[0])
@@ -154,26 +207,39 @@ def groups_nearest(points: ArrayLike, k: int) -> Groups:
 def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
     r"""Group of person ``i``: every node within path length :math:`r_i` of node ``i`` in an
     undirected graph whose nodes are ``0..n-1`` (Meehan et al. 2022, Section 4.2: friends within
-    distance ``r`` in a social network). Computed with sparse matrix powers of the adjacency matrix,
-    so the memory is that of the groups, not of an ``n x n`` table.
+    distance ``r`` in a social network). Edge weights are ignored. ``r`` is one non-negative
+    integer or one per node. Computed with sparse matrix powers of the adjacency matrix, so the
+    memory is that of the groups, not of an ``n x n`` table; the powers stop once the balls stop
+    growing, so the work never depends on ``r`` beyond the graph's diameter.
 
     >>> [g.tolist() for g in groups_from_graph(nx.path_graph(4), 1)]
     [[0, 1], [0, 1, 2], [1, 2, 3], [2, 3]]
     """
+    check_instance(graph, "graph", nx.Graph)
     n = graph.number_of_nodes()
-    if n == 0 or set(graph.nodes) != set(range(n)):
-        raise ValueError("graph nodes must be exactly 0..n-1")
-    radii = np.broadcast_to(np.asarray(r), (n,))
-    if not np.issubdtype(radii.dtype, np.integer) or (radii < 0).any():
-        raise ValueError(f"path-length radii must be non-negative integers, got {r!r}")
-    step = nx.to_scipy_sparse_array(graph, nodelist=range(n), format="csr", dtype=np.int8)
-    step = (step + sparse.eye_array(n, dtype=np.int8, format="csr")).astype(bool)
+    if graph.is_directed() or n == 0 or set(graph.nodes) != set(range(n)):
+        raise ValueError("graph must be undirected with nodes exactly 0..n-1")
+    if isinstance(r, int) and r > n:  # no path is longer than n - 1 edges
+        r = n
+    radii = _integer_array(r, "r", ndim=None)
+    if radii.shape not in ((), (n,)) or (radii < 0).any():
+        raise ValueError(f"path-length radii r must be non-negative integers, one or one per node "
+                         f"({n}), got {r!r:.80}")
+    radii = np.broadcast_to(radii, (n,))
+    step = nx.to_scipy_sparse_array(graph, nodelist=range(n), weight=None, format="csr",
+                                    dtype=bool)
+    step = (step + sparse.eye_array(n, dtype=bool, format="csr")).astype(bool)
     reach = sparse.eye_array(n, dtype=bool, format="csr")
     groups: list[np.ndarray | None] = [None] * n
     for hops in range(int(radii.max()) + 1):
         for i in np.flatnonzero(radii == hops):
             groups[i] = reach[[i]].indices.astype(np.int64)
-        reach = (reach @ step).astype(bool)
+        grown = (reach @ step).astype(bool)
+        if grown.nnz == reach.nnz:  # every ball is its whole component: larger radii add nobody
+            for i in np.flatnonzero(radii > hops):
+                groups[i] = reach[[i]].indices.astype(np.int64)
+            break
+        reach = grown
     return [np.sort(g) for g in groups]
 
 
@@ -189,9 +255,10 @@ def groups_from_forest(forest: nx.Graph) -> Groups:
     >>> [g.tolist() for g in groups_from_forest(nx.path_graph(3))]
     [[0], [1, 0], [2, 1]]
     """
+    check_instance(forest, "forest", nx.Graph)
     n = forest.number_of_nodes()
-    if n == 0 or set(forest.nodes) != set(range(n)):
-        raise ValueError("forest nodes must be exactly 0..n-1")
+    if forest.is_directed() or n == 0 or set(forest.nodes) != set(range(n)):
+        raise ValueError("forest must be undirected with nodes exactly 0..n-1")
     if not nx.is_forest(forest):
         raise ValueError("the graph must be a forest (no cycles); a cycle has more edges than "
                          "nodes can own")
@@ -327,20 +394,23 @@ def group_widths(reference: ArrayLike, groups: list[ArrayLike]) -> np.ndarray:
 
 
 def max_width(reference: ArrayLike, groups: list[ArrayLike]) -> int:
-    """Largest group width, :math:`\\omega_G` (Meehan et al. 2022, Section 4.4)."""
+    """Largest group width, :math:`\\omega_G` (Meehan et al. 2022, Section 4.4).
+
+    >>> max_width([2, 0, 1], [[0, 1], [1, 2], [2]])
+    2
+    """
     return int(group_widths(reference, groups).max())
 
 
 def kendall_sensitivity(width: ArrayLike) -> np.ndarray | float:
     """Sensitivity of Kendall's tau for a reference of width ``w``: :math:`w(w+1)/2` (Meehan et al.
-    2022, Property 4), in floating point so that huge widths cannot overflow.
+    2022, Property 4), in floating point so that huge widths cannot overflow. ``width`` is a
+    non-negative whole number below :math:`2^{62}` or an array of them.
 
     >>> kendall_sensitivity(7)
     28.0
     """
-    w = np.asarray(width, dtype=float)
-    if not np.all(np.isfinite(w)) or (w < 0).any():
-        raise ValueError(f"width must be finite and >= 0, got {width!r}")
+    w = check_array(width, "width", integer=True, low=0, allow_empty=True).astype(float)
     out = w * (w + 1) / 2
     return float(out) if out.ndim == 0 else out
 
@@ -384,8 +454,9 @@ def sensitivity_brute_force(reference: ArrayLike, groups: list[ArrayLike],
     """
     ref = check_permutation(reference, "reference")
     if ref.size > 8:
-        raise ValueError(f"brute force is for n <= 8, got n = {ref.size}")
+        raise ValueError(f"brute force is for n <= 8, got n = {ref.size} entries in reference")
     checked = check_groups(groups, ref.size)
+    _check_distance(distance)
     orders = _all_permutations(ref.size)
     values = _log_weights_of_orders(ref, orders, distance)
     return max(_worst_change(values, orders, checked), _worst_change(-values, orders, checked))
@@ -411,11 +482,12 @@ def output_order(reference: ArrayLike, sampled: ArrayLike) -> np.ndarray:
 class DSigmaMechanism:
     r"""The d_sigma-private shuffling mechanism (Meehan et al. 2022, Algorithm 1, Theorem 4.3).
 
-    ``groups`` is the group assignment, ``alpha`` the privacy parameter, ``distance`` the rank
-    distance of the Mallows model (``"kendall"`` or ``"hamming"``), ``reference`` the reference
-    ranking (by default the breadth-first ranking of :func:`bfs_reference_permutation`). The
-    dispersion is :math:`\theta=\alpha/\Delta`; with sensitivity 0 (every group a single person)
-    nothing needs shuffling and the release keeps the original order.
+    ``groups`` is the group assignment, ``alpha`` the privacy parameter (finite, >= 0),
+    ``distance`` the rank distance of the Mallows model (``"kendall"`` or ``"hamming"``),
+    ``reference`` the reference ranking (by default the breadth-first ranking of
+    :func:`bfs_reference_permutation`). The dispersion is :math:`\theta=\alpha/\Delta`; with
+    sensitivity 0 (every group a single person) nothing needs shuffling, :math:`\theta` is
+    infinite and the release keeps the original order.
 
     >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=1.0)
     >>> mech.width, mech.sensitivity, mech.theta
@@ -431,9 +503,8 @@ class DSigmaMechanism:
     _delta: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        alpha = float(check_epsilon(self.alpha, "alpha"))
-        if self.distance not in ("kendall", "hamming"):
-            raise ValueError(f"distance must be 'kendall' or 'hamming', got {self.distance!r}")
+        alpha = check_real(self.alpha, "alpha", low=0.0)
+        _check_distance(self.distance)
         checked = check_groups(self.groups)
         ref = (bfs_reference_permutation(checked) if self.reference is None
                else check_permutation(self.reference, "reference"))
@@ -483,15 +554,31 @@ class DSigmaMechanism:
         return math.inf if self.sensitivity == 0 else self.alpha / self.sensitivity
 
     def sample_permutation(self, rng: RngLike = None) -> np.ndarray:
-        """One release order ``o``: the reports are released as ``y[o]``."""
+        """One release order ``o``: the reports are released as ``y[o]``.
+
+        >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2]], alpha=1.0)
+        >>> sorted(mech.sample_permutation(rng=0).tolist())
+        [0, 1, 2]
+        """
+        gen = as_rng(rng)
         if math.isinf(self.theta):
             return np.arange(self.n)
-        drawn = mallows_sample(self.n, self.theta, self.reference, self.distance, rng=rng)
+        drawn = mallows_sample(self.n, self.theta, self.reference, self.distance, rng=gen)
         return output_order(self.reference, drawn)
 
     def shuffle(self, y: ArrayLike, rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
-        """Algorithm 1: returns ``(z, o)`` with ``z = y[o]``."""
-        values = np.asarray(y)
+        """Algorithm 1: returns ``(z, o)`` with ``z = y[o]``. The reports ``y`` (one per person,
+        along the first axis) may be of any type; they are only moved.
+
+        >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2]], alpha=1.0)
+        >>> z, o = mech.shuffle(["a", "b", "c"], rng=0)
+        >>> z.tolist() == [["a", "b", "c"][i] for i in o]
+        True
+        """
+        try:
+            values = np.asarray(y)
+        except ValueError as err:  # a ragged list
+            raise ValueError(f"y must hold one report per person ({self.n})") from err
         if values.shape[:1] != (self.n,):
             raise ValueError(f"y must hold one report per person ({self.n}), got {values.shape}")
         order = self.sample_permutation(rng)
@@ -499,7 +586,14 @@ class DSigmaMechanism:
 
     def permutation_log_prob(self, order: ArrayLike) -> float:
         r"""log P[the mechanism releases ``y[order]``]: the Mallows log-probability of the ranking
-        ``order[reference]``, the only draw that produces this release order."""
+        ``order[reference]``, the only draw that produces this release order. A mechanism that
+        does not shuffle (infinite :math:`\theta`) gives ``-inf`` (log 0) to every order but the
+        identity.
+
+        >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2]], alpha=1.0)
+        >>> round(mech.permutation_log_prob([1, 0, 2]), 6)
+        -1.720868
+        """
         o = check_permutation(order, "order")
         if o.size != self.n:
             raise ValueError(f"order must have {self.n} entries, got {o.size}")
@@ -518,7 +612,8 @@ def rescaled_alpha(mechanism: DSigmaMechanism, other_groups: list[ArrayLike]) ->
     >>> rescaled_alpha(mech, [[0, 1, 2], [1], [2], [3]])
     3.0
     """
-    other = check_groups(other_groups, mechanism.n)
+    check_instance(mechanism, "mechanism", DSigmaMechanism)
+    other = check_groups(other_groups, mechanism.n, "other_groups")
     if math.isinf(mechanism.theta):
         raise ValueError("the mechanism does not shuffle (sensitivity 0): no alpha' is finite")
     width = max_width(mechanism.reference, other)
@@ -528,19 +623,25 @@ def rescaled_alpha(mechanism: DSigmaMechanism, other_groups: list[ArrayLike]) ->
 def reidentification_odds_bound(eps: float, alpha: float, group_size: int, k: int) -> float:
     r"""Theorem 4.2: an adversary who tries to single out the reports of ``k`` members of a group
     of size :math:`r` loses at least :math:`\lfloor (r-k)/k\rfloor\,e^{-(2k\varepsilon+\alpha)}`
-    times as often as it wins, for :math:`\varepsilon`-LDP reports shuffled by an
-    :math:`\alpha`-d_sigma private mechanism, when :math:`k<r/2`. Returns that factor; the
-    winning probability is then at most :math:`1/(1+\text{factor})`.
+    times as often as it wins, when :math:`k<r/2`, under two hypotheses: (a) every member of the
+    group sends a report through one and the same :math:`\varepsilon`-LDP randomizer, run
+    independently person by person; (b) the shuffler releases the reports in an order :math:`o`
+    drawn independently of the reports with :math:`P[o]\le e^{\alpha}P[\rho o]` for every
+    rearrangement :math:`\rho` of one group's members, as the Mallows mechanism does
+    (:math:`\alpha`-d_sigma privacy of the output alone is not enough, nor are different
+    randomizers). Returns that factor; the winning probability is then at most
+    :math:`1/(1+\text{factor})`.
 
     >>> round(reidentification_odds_bound(0.2, 0.0, 100, 5), 4)  # 19 e^{-2}
     2.5714
     """
-    eps_val = float(check_epsilon(eps))
-    alpha_val = float(check_epsilon(alpha, "alpha"))
+    eps_val = check_real(eps, "eps", low=0.0)
+    alpha_val = check_real(alpha, "alpha", low=0.0)
     r = check_integer(group_size, "group_size", 1)
     size = check_integer(k, "k", 1)
     if not size < r / 2:
-        raise ValueError(f"the bound needs k < r / 2, got k = {size}, r = {r}")
+        raise ValueError(f"the bound needs k < r / 2 with r = group_size, got k = {size}, "
+                         f"group_size = {r}")
     return float((r - size) // size * math.exp(-(2 * size * eps_val + alpha_val)))
 
 
@@ -597,7 +698,8 @@ def kendall_neighbour_changes(reference: ArrayLike, orders: ArrayLike,
     :math:`\tau\circ\kappa_o` with :math:`\tau=\sigma_0^{-1}\rho\sigma_0`. When ``relabel``
     only exchanges the members of one group, :math:`\tau` only moves ranks inside the group's
     window, so only pairs with both ranks in that window can change (the tests enumerate this).
-    Works on whole tables of orders at once (memory ``len(orders) * n * n``), so for small ``n``.
+    Works on whole tables of orders at once (memory ``len(orders) * n * n``, at most ``10**7``),
+    so for small ``n``.
 
     ``orders`` is one release order or a 2-D array of them (one per row). Returns
     ``(before, after, changed)``: :math:`D(o)` and :math:`D(\rho o)` for every row, and a boolean
@@ -612,7 +714,10 @@ def kendall_neighbour_changes(reference: ArrayLike, orders: ArrayLike,
     """
     ref = check_permutation(reference, "reference")
     rho = check_permutation(relabel, "relabel")
-    rows = np.atleast_2d(np.asarray(orders))
+    rows = np.atleast_2d(_integer_array(orders, "orders", ndim=None))
+    if rows.shape[0] * ref.size**2 > MAX_ITEMS:
+        raise ValueError(f"len(orders) * n * n must be at most {MAX_ITEMS}, got {rows.shape[0]} "
+                         f"orders of {ref.size} entries")
     if rows.ndim != 2 or rows.shape[1] != ref.size or rho.size != ref.size:
         raise ValueError(f"orders and relabel must have {ref.size} entries per row, got "
                          f"{np.shape(orders)} and {rho.size}")
@@ -657,10 +762,11 @@ def exhaustive_privacy_loss(mechanism: DSigmaMechanism,
     ...                                                                        "positions"), 6)
     (1.0, 5.0)
     """
+    check_instance(mechanism, "mechanism", DSigmaMechanism)
     if mechanism.n > 8:
-        raise ValueError(f"exhaustive check is for n <= 8, got n = {mechanism.n}")
-    if reading not in ("items", "positions"):
-        raise ValueError(f"reading must be 'items' or 'positions', got {reading!r}")
+        raise ValueError(f"exhaustive check is for n <= 8, got a mechanism with n = {mechanism.n}")
+    if not isinstance(reading, str) or reading not in ("items", "positions"):
+        raise ValueError(f"reading must be 'items' or 'positions', got {reading!r:.80}")
     checked = mechanism._checked if groups is None else check_groups(groups, mechanism.n)
     orders = _all_permutations(mechanism.n)
     if reading == "positions" and mechanism.distance == "kendall" and not math.isinf(
@@ -676,6 +782,19 @@ def exhaustive_privacy_loss(mechanism: DSigmaMechanism,
     return _worst_change(log_probs, orders, checked)
 
 
+def _check_subset(subset: ArrayLike, n: int, name: str = "subset") -> np.ndarray:
+    """The distinct members of a subset of people, sorted: a non-empty 1-D integer array with
+    entries in 0..n-1."""
+    members = np.unique(_integer_array(subset, name))
+    if members.size == 0 or members[0] < 0 or members[-1] >= n:
+        raise ValueError(f"{name} must be non-empty indices in 0..{n - 1}, got {subset!r:.80}")
+    return members
+
+
+def _kept_fraction(order: np.ndarray, members: np.ndarray) -> float:
+    return float(np.isin(order[members], members).mean())
+
+
 def preservation(order: ArrayLike, subset: ArrayLike) -> float:
     r"""Fraction of the subset :math:`S` whose positions still carry reports from :math:`S` after
     the release order: :math:`|\{o(i): i\in S\}\cap S|/|S|` (Meehan et al. 2022, Definition A.4).
@@ -685,23 +804,24 @@ def preservation(order: ArrayLike, subset: ArrayLike) -> float:
     0.8
     """
     o = check_permutation(order, "order")
-    members = np.unique(np.asarray(subset))
-    if members.size == 0 or members.min() < 0 or members.max() >= o.size:
-        raise ValueError(f"subset must be non-empty indices in 0..{o.size - 1}, got {subset!r}")
-    return float(np.isin(o[members], members).mean())
+    return _kept_fraction(o, _check_subset(subset, o.size))
 
 
 def empirical_preservation(mechanism: DSigmaMechanism, subset: ArrayLike, delta: float,
                            trials: int, rng: RngLike = None) -> float:
     r"""The largest :math:`\eta` such that at least a fraction :math:`1-\delta` of ``trials``
     release orders preserve at least :math:`\eta` of ``subset`` (the (eta, delta)-preservation of
-    Meehan et al. 2022, Definition A.4, estimated as in their Appendix A.14.1).
+    Meehan et al. 2022, Definition A.4, estimated as in their Appendix A.14.1). ``trials`` is at
+    most ``10**5`` (``MAX_TRIALS``) and ``trials * n`` at most ``10**7``: the release orders are
+    held in memory.
 
     >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=50.0)
     >>> empirical_preservation(mech, [0, 1], 0.01, 20, rng=0)
     1.0
     """
-    return empirical_preservation_of_subsets(mechanism, [subset], delta, trials, rng)[0]
+    check_instance(mechanism, "mechanism", DSigmaMechanism)
+    members = _check_subset(subset, mechanism.n)
+    return _preservation_quantiles(mechanism, [members], delta, trials, rng)[0]
 
 
 def empirical_preservation_of_subsets(mechanism: DSigmaMechanism, subsets: list[ArrayLike],
@@ -709,32 +829,28 @@ def empirical_preservation_of_subsets(mechanism: DSigmaMechanism, subsets: list[
                                       rng: RngLike = None) -> list[float]:
     r""":func:`empirical_preservation` for several subsets, all scored on the same ``trials``
     release orders (drawn once, in the order :func:`empirical_preservation` draws them, so one
-    subset gives exactly its estimate).
+    subset gives exactly its estimate). Same limits on ``trials``.
 
     >>> mech = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=50.0)
     >>> empirical_preservation_of_subsets(mech, [[0, 1], [2]], 0.01, 20, rng=0)
     [1.0, 1.0]
     """
-    count = check_integer(trials, "trials", 1)
-    d = float(delta)
-    if not 0 <= d < 1:
-        raise ValueError(f"delta must lie in [0, 1), got {delta!r}")
+    check_instance(mechanism, "mechanism", DSigmaMechanism)
+    _check_sequence(subsets, "subsets")
+    members = [_check_subset(s, mechanism.n, f"subsets[{i}]") for i, s in enumerate(subsets)]
+    return _preservation_quantiles(mechanism, members, delta, trials, rng)
+
+
+def _preservation_quantiles(mechanism: DSigmaMechanism, members: list[np.ndarray],
+                            delta: float, trials: int, rng: RngLike) -> list[float]:
+    """The estimate of :func:`empirical_preservation` for each checked subset."""
+    count = check_integer(trials, "trials", 1, min(MAX_TRIALS, MAX_ITEMS // mechanism.n))
+    d = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
     gen = as_rng(rng)
     orders = [mechanism.sample_permutation(gen) for _ in range(count)]
     needed = math.ceil((1 - d) * count)  # trials that must reach eta
-    return [float(np.sort([preservation(order, subset) for order in orders])[count - needed])
-            for subset in subsets]
-
-
-def _bijections_without_fixed_points(m: int, common: int) -> int:
-    """Bijections between two m-sets sharing `common` elements, fixing none of them."""
-    return sum((-1) ** j * math.comb(common, j) * math.factorial(m - j) for j in range(common + 1))
-
-
-def _bijections_with_fixed_points(m: int, common: int, fixed: int) -> int:
-    if fixed > common:
-        return 0
-    return math.comb(common, fixed) * _bijections_without_fixed_points(m - fixed, common - fixed)
+    return [float(np.sort([_kept_fraction(order, m) for order in orders])[count - needed])
+            for m in members]
 
 
 def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
@@ -744,34 +860,59 @@ def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
     where they land, and count the bijections inside and outside the subset by their fixed points
     (inclusion-exclusion). It is the count :math:`c_h` behind Meehan et al. (2022), Theorem A.4,
     whose printed formula lost symbols in extraction; the tests check it against enumeration and
-    against :func:`hamming_class_count`. Results are cached (a fresh copy is returned)."""
-    size = check_integer(n, "n", 1)
+    against :func:`hamming_class_count`. Results are cached (a fresh copy is returned).
+
+    The count factorizes: for :math:`a` crossings, :math:`\binom\ell a\binom{n-\ell}a(a!)^2`
+    times the convolution, over the fixed points :math:`f_1` inside and :math:`f_2` outside
+    (:math:`h=n-f_1-f_2`), of one polynomial per side, each a sum over the overlap :math:`t` of
+    leaving and re-entered slots of :math:`\binom at\binom{s-a}{a-t}` times the bijections with
+    :math:`f` fixed points among :math:`c=s-2a+t` common elements. Exact integers throughout, in
+    :math:`O(n^3)` operations; ``n`` at most 150 (``MAX_PRESERVATION_N``: about 0.1 s there).
+
+    >>> hamming_crossing_counts(3, 1).tolist()  # h = 0, 2, 3: 1, 3 and 2 of the 6 permutations
+    [[1.0, 0.0], [0.0, 0.0], [1.0, 2.0], [0.0, 2.0]]
+    """
+    size = check_integer(n, "n", 1, MAX_PRESERVATION_N)
     ell = check_integer(subset_size, "subset_size", 1)
     if ell > size:
         raise ValueError(f"subset_size {ell} exceeds n = {size}")
     return _crossing_counts(size, ell).copy()
 
 
+def _fixed_point_table(size: int) -> list[list[int]]:
+    """``avoid[m][c]``: bijections between two m-sets sharing c elements that fix none of them,
+    sum over j of (-1)^j C(c, j) (m - j)!, by ``avoid[m][c] = avoid[m][c-1] - avoid[m-1][c-1]``
+    (those that fix one more common element are removed), for c <= m <= size."""
+    avoid = [[math.factorial(m)] for m in range(size + 1)]
+    for m in range(1, size + 1):
+        for c in range(1, m + 1):
+            avoid[m].append(avoid[m][c - 1] - avoid[m - 1][c - 1])
+    return avoid
+
+
+def _side_polynomial(s: int, a: int, avoid: list[list[int]]) -> np.ndarray:
+    """Ways to arrange one side of s people, a of whom leave and a of whose slots are re-entered,
+    by the number f of the side's fixed points (object array of exact integers)."""
+    poly = [0] * (s - a + 1)
+    for t in range(max(0, 2 * a - s), a + 1):  # overlap of leaving and re-entered slots
+        ways = math.comb(a, t) * math.comb(s - a, a - t)
+        c = s - 2 * a + t
+        for f in range(c + 1):
+            poly[f] += ways * math.comb(c, f) * avoid[s - a - f][c - f]
+    return np.array(poly, dtype=object)
+
+
 @functools.lru_cache(maxsize=32)
 def _crossing_counts(size: int, ell: int) -> np.ndarray:
     """The table of :func:`hamming_crossing_counts` (validated arguments), computed once."""
     rest = size - ell
+    avoid = _fixed_point_table(size)
     counts = np.zeros((size + 1, ell + 1))
     for a in range(min(ell, rest) + 1):
-        for t1 in range(max(0, 2 * a - ell), a + 1):  # overlap of leaving and re-entered slots in S
-            ways_in = math.comb(ell, a) * math.comb(a, t1) * math.comb(ell - a, a - t1)
-            c1 = ell - 2 * a + t1
-            for t2 in range(max(0, 2 * a - rest), a + 1):
-                ways_out = math.comb(rest, a) * math.comb(a, t2) * math.comb(rest - a, a - t2)
-                c2 = rest - 2 * a + t2
-                base = ways_in * ways_out * math.factorial(a) ** 2
-                for f1 in range(c1 + 1):
-                    inside = _bijections_with_fixed_points(ell - a, c1, f1)
-                    if inside == 0:
-                        continue
-                    for f2 in range(c2 + 1):
-                        outside = _bijections_with_fixed_points(rest - a, c2, f2)
-                        counts[size - f1 - f2, a] += float(base * inside * outside)
+        base = math.comb(ell, a) * math.comb(rest, a) * math.factorial(a) ** 2
+        by_fixed = np.convolve(_side_polynomial(ell, a, avoid),
+                               _side_polynomial(rest, a, avoid)) * base  # index f1 + f2
+        counts[size - np.arange(by_fixed.size), a] = by_fixed.astype(float)
     counts.flags.writeable = False  # shared by every caller of the cache
     return counts
 
@@ -781,21 +922,19 @@ def hamming_preservation_delta(n: int, subset_size: int, eta: float, theta: floa
     2022, Theorem A.4): the probability that fewer than :math:`\eta|S|` of the subset's positions
     keep reports from the subset, :math:`\delta=\frac1\psi\sum_h e^{-\theta h}c_h`, with :math:`c_h`
     from :func:`hamming_crossing_counts` (any subset of that size and any reference give the same
-    value). Exact integer counts, so ``n`` up to about 150.
+    value). Exact integer counts, so ``n`` at most 150 (``MAX_PRESERVATION_N``; about 0.1 s there,
+    then cached).
 
     >>> round(hamming_preservation_delta(8, 4, 1.0, 0.0), 6)  # uniform: 1 - P(subset kept whole)
     0.985714
     """
-    size = check_integer(n, "n", 1)
-    if size > 150:
-        raise ValueError(f"exact counts are limited to n <= 150, got {size}")
-    value = float(eta)
-    if not 0 <= value <= 1:
-        raise ValueError(f"eta must lie in [0, 1], got {eta!r}")
+    size = check_integer(n, "n", 1, MAX_PRESERVATION_N)
+    value = check_real(eta, "eta", low=0.0, high=1.0)
+    dispersion = check_real(theta, "theta", low=0.0)
     counts = hamming_crossing_counts(size, subset_size)
     h = np.arange(size + 1)
-    log_norm = mallows_log_normalizer(size, theta, "hamming")
-    weights = np.exp(-float(theta) * h - log_norm)
+    log_norm = mallows_log_normalizer(size, dispersion, "hamming")
+    weights = np.exp(-dispersion * h - log_norm)
     failing = np.arange(subset_size + 1) > (1 - value) * subset_size + 1e-12
     return float(np.clip(weights @ counts[:, failing].sum(axis=1), 0.0, 1.0))
 
@@ -832,7 +971,11 @@ def optimal_width_brute_force(groups: list[ArrayLike]) -> tuple[int, np.ndarray]
 
 def random_reference_width(groups: list[ArrayLike], rng: RngLike = None) -> int:
     """Largest width of a uniformly random reference ranking: the naive baseline of Meehan et al.
-    (2022), Appendix A.16."""
+    (2022), Appendix A.16.
+
+    >>> random_reference_width([[0, 1], [1, 0], [2]], rng=0) in (1, 2)
+    True
+    """
     checked = check_groups(groups)
     return max_width(as_rng(rng).permutation(len(checked)), checked)
 
@@ -851,17 +994,21 @@ def groups_with_known_width(n: int, width: int, placement: str = "centred",
     :math:`\omega+1` distinct people spans at least :math:`\omega+1` ranks in any ranking. (The
     paper states the optimum as :math:`\min(n,w)` for groups of size :math:`w`, counting the ranks
     a group spans; this library counts the gap, :math:`w-1`.) Returns ``(groups, hidden)``.
+    Limits: ``n`` at most ``10**6`` and ``n * (width + 1)`` (the members listed) at most ``10**7``.
 
     >>> groups, hidden = groups_with_known_width(6, 2, rng=0)
     >>> max_width(hidden, groups), sorted(len(g) for g in groups)
     (2, [3, 3, 3, 3, 3, 3])
     """
-    size = check_integer(n, "n", 1)
+    size = check_integer(n, "n", 1, 10**6)
     w = check_integer(width, "width", 0)
     if w >= size:
         raise ValueError(f"width must be at most n - 1 = {size - 1}, got {w}")
-    if placement not in ("centred", "random"):
-        raise ValueError(f"placement must be 'centred' or 'random', got {placement!r}")
+    if size * (w + 1) > MAX_ITEMS:
+        raise ValueError(f"n * (width + 1) must be at most {MAX_ITEMS}, got n = {size}, "
+                         f"width = {w}")
+    if not isinstance(placement, str) or placement not in ("centred", "random"):
+        raise ValueError(f"placement must be 'centred' or 'random', got {placement!r:.80}")
     gen = as_rng(rng)
     hidden = gen.permutation(size)
     rank = np.arange(size)
@@ -901,10 +1048,7 @@ def hamming_decomposition(reference: ArrayLike, sampled: ArrayLike,
     drawn = check_permutation(sampled, "sampled")
     if drawn.size != ref.size:
         raise ValueError("reference and sampled ranking must have the same length")
-    members = np.unique(np.asarray(subset))
-    if members.size == 0 or not np.issubdtype(members.dtype, np.integer) or (
-            members.min() < 0 or members.max() >= ref.size):
-        raise ValueError(f"subset must be non-empty indices in 0..{ref.size - 1}, got {subset!r}")
+    members = _check_subset(subset, ref.size)
     in_subset = np.zeros(ref.size, dtype=bool)
     in_subset[members] = True
     held = drawn[inverse(ref)[members]]  # who now holds the ranks of S
@@ -934,7 +1078,8 @@ def hamming_class_count(n: int, subset_size: int, a: int, b: int, d: int) -> int
 
     (choose who leaves, who shuffles inside, who enters, who moves outside; then place them with
     no shuffled person in their own place). Summed over :math:`b+d=h-2a`, it is an independent
-    route to :func:`hamming_crossing_counts`.
+    route to :func:`hamming_crossing_counts`. Exact integers; at most 4000 people move
+    (:math:`2a+b+d`, ``MAX_MOVED``), which keeps a call well under a second; ``n`` is not limited.
 
     >>> hamming_class_count(10, 4, 2, 2, 3)  # the class of the paper's example
     322560
@@ -943,7 +1088,11 @@ def hamming_class_count(n: int, subset_size: int, a: int, b: int, d: int) -> int
     ell = check_integer(subset_size, "subset_size", 1)
     if ell > size:
         raise ValueError(f"subset_size {ell} exceeds n = {size}")
-    a_, b_, d_ = (check_integer(v, name, 0) for v, name in ((a, "a"), (b, "b"), (d, "d")))
+    a_, b_, d_ = (check_integer(v, name, 0, MAX_MOVED) for v, name in ((a, "a"), (b, "b"),
+                                                                        (d, "d")))
+    if 2 * a_ + b_ + d_ > MAX_MOVED:
+        raise ValueError(f"at most {MAX_MOVED} people may move (2 a + b + d), got a = {a_}, "
+                         f"b = {b_}, d = {d_}")
     if a_ + b_ > ell or a_ + d_ > size - ell:
         return 0
     return (math.comb(ell, a_) * math.comb(ell - a_, b_) * math.comb(size - ell, a_)

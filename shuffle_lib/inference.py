@@ -27,7 +27,13 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from shuffle_lib._validation import check_epsilon, check_integer
+from shuffle_lib._validation import (
+    check_array,
+    check_epsilon,
+    check_instance,
+    check_integer,
+    check_real,
+)
 from shuffle_lib.dsigma import DSigmaMechanism
 
 MAX_CELLS = 5_000_000
@@ -40,16 +46,25 @@ _TOLERANCE = 1e-9
 # --------------------------------------------------------------------------- enumeration helpers
 
 
+def _too_many(base: int, exponent: int) -> bool:
+    """Whether ``base ** exponent`` exceeds ``MAX_CELLS``, without forming a huge power."""
+    if base <= 1:
+        return False
+    return exponent * math.log(base) > math.log(MAX_CELLS) + 1 or base**exponent > MAX_CELLS
+
+
 def all_sequences(n: int, k: int) -> np.ndarray:
-    """Every sequence in :math:`\\{0,\\dots,k-1\\}^n`, one per row, in lexicographic order.
+    """Every sequence in :math:`\\{0,\\dots,k-1\\}^n`, one per row, in lexicographic order
+    (at most ``MAX_CELLS`` sequences and ``MAX_CELLS`` values per sequence).
 
     >>> all_sequences(2, 2).tolist()
     [[0, 0], [0, 1], [1, 0], [1, 1]]
     """
     n_val = check_integer(n, "n", 1)
     k_val = check_integer(k, "k", 1)
-    if k_val**n_val > MAX_CELLS:
-        raise ValueError(f"{k_val}^{n_val} sequences are too many to enumerate")
+    if n_val > MAX_CELLS or _too_many(k_val, n_val):
+        raise ValueError(f"k^n = {k_val}^{n_val} sequences are too many to enumerate (limit "
+                         f"MAX_CELLS = {MAX_CELLS}; k = {k_val}, n = {n_val})")
     return np.array(list(itertools.product(range(k_val), repeat=n_val)), dtype=np.int64)
 
 
@@ -75,10 +90,10 @@ def _sequence_index(sequences: np.ndarray, k: int) -> np.ndarray:
 
 def _check_prior(prior: ArrayLike) -> tuple[np.ndarray, int, int]:
     """Return the prior flattened in lexicographic order, with ``n`` and ``k``."""
-    arr = np.asarray(prior, dtype=float)
+    arr = check_array(prior, "prior")
     if arr.ndim < 1 or len(set(arr.shape)) != 1 or arr.shape[0] < 2:
         raise ValueError(f"prior must have shape (k,) * n with k >= 2, got shape {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any():
+    if (arr < 0).any():
         raise ValueError("prior must hold finite non-negative probabilities")
     if abs(arr.sum() - 1.0) > _TOLERANCE:
         raise ValueError(f"prior must sum to 1, got {arr.sum()!r}")
@@ -87,10 +102,10 @@ def _check_prior(prior: ArrayLike) -> tuple[np.ndarray, int, int]:
 
 def _check_stochastic(matrix: ArrayLike, name: str) -> np.ndarray:
     """A 2-D array with non-negative rows that sum to 1."""
-    arr = np.asarray(matrix, dtype=float)
-    if arr.ndim != 2 or arr.size == 0:
+    arr = check_array(matrix, name)
+    if arr.ndim != 2:
         raise ValueError(f"{name} must be a non-empty 2-D array, got shape {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any():
+    if (arr < 0).any():
         raise ValueError(f"{name} must hold finite non-negative probabilities")
     if np.abs(arr.sum(axis=1) - 1.0).max() > _TOLERANCE:
         raise ValueError(f"every row of {name} must sum to 1, got {arr.sum(axis=1)!r}")
@@ -108,14 +123,15 @@ def _check_prior_and_likelihood(
     return flat, n, k, lik
 
 
-def _check_order_probs(order_probs: ArrayLike) -> tuple[np.ndarray, int]:
+def _check_order_probs(order_probs: ArrayLike, name: str = "order_probs"
+                       ) -> tuple[np.ndarray, int]:
     """A law over the ``n!`` release orders; returns it with ``n``."""
-    probs = np.asarray(order_probs, dtype=float)
+    probs = check_array(order_probs, name)
     n = next((m for m in range(1, 9) if math.factorial(m) == probs.size), None)
     if probs.ndim != 1 or n is None:
-        raise ValueError(f"order_probs must list n! probabilities (n <= 8), got {probs.shape}")
-    if not np.isfinite(probs).all() or (probs < 0).any() or abs(probs.sum() - 1) > _TOLERANCE:
-        raise ValueError("order_probs must be finite, non-negative and sum to 1")
+        raise ValueError(f"{name} must list n! probabilities (n <= 8), got {probs.shape}")
+    if (probs < 0).any() or abs(probs.sum() - 1) > _TOLERANCE:
+        raise ValueError(f"{name} must be finite, non-negative and sum to 1")
     return probs, n
 
 
@@ -126,12 +142,21 @@ def _check_person(person: int, n: int) -> int:
     return i
 
 
-def _check_group(group: ArrayLike, n: int, person: int | None = None) -> np.ndarray:
-    members = np.unique(np.asarray(group))
-    if members.size == 0 or not np.issubdtype(members.dtype, np.integer):
-        raise ValueError(f"group must be a non-empty integer array, got {group!r}")
+def _check_value(value: int, name: str, k: int) -> int:
+    v = check_integer(value, name, 0)
+    if v >= k:
+        raise ValueError(f"{name} must be a value in 0..{k - 1}, got {value!r}")
+    return v
+
+
+def _check_group(group: ArrayLike, n: int, person: int | None = None, name: str = "group"
+                 ) -> np.ndarray:
+    arr = check_array(group, name, integer=True)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a non-empty integer array, got shape {arr.shape}")
+    members = np.unique(arr)
     if members[0] < 0 or members[-1] >= n:
-        raise ValueError(f"group members must lie in 0..{n - 1}, got {group!r}")
+        raise ValueError(f"{name} members must lie in 0..{n - 1}, got {group!r}")
     if person is not None and person not in members:
         raise ValueError(f"group {group!r} must contain person {person}")
     return members
@@ -157,20 +182,21 @@ def household_prior(sizes: ArrayLike, prevalence: float, agreement: float) -> np
               \prod_{j\in h}a^{[x_j=s]}(1-a)^{[x_j\ne s]}.
 
     ``agreement = 1`` makes household members identical; ``agreement = 1/2`` makes everybody
-    independent. Returns an array of shape ``(2,) * sum(sizes)``.
+    independent. Returns an array of shape ``(2,) * sum(sizes)``, so ``sum(sizes)`` is at most 22
+    (``2**22 <= MAX_CELLS``).
 
     >>> household_prior([2], 0.5, 1.0).tolist()       # twins: (0, 0) or (1, 1)
     [[0.5, 0.0], [0.0, 0.5]]
     """
-    counts = np.asarray(sizes)
-    if counts.ndim != 1 or counts.size == 0 or not np.issubdtype(counts.dtype, np.integer) or (
-            counts < 1).any():
+    counts = check_array(sizes, "sizes", ndim=1, integer=True)
+    if (counts < 1).any():
         raise ValueError(f"sizes must be a non-empty list of positive integers, got {sizes!r}")
-    p = float(prevalence)
-    a = float(agreement)
-    if not (0 <= p <= 1 and 0 <= a <= 1):
-        raise ValueError(f"prevalence, agreement must lie in [0, 1], got {prevalence}, {agreement}")
+    p = check_real(prevalence, "prevalence", low=0, high=1)
+    a = check_real(agreement, "agreement", low=0, high=1)
     n = int(counts.sum())
+    if _too_many(2, n):
+        raise ValueError(f"sizes add up to {n} people: 2^{n} datasets are too many to enumerate "
+                         f"(limit MAX_CELLS = {MAX_CELLS})")
     datasets = all_sequences(n, 2)
     out = np.ones(datasets.shape[0])
     start = 0
@@ -190,16 +216,18 @@ def ldp_likelihood(channel: ArrayLike, n: int) -> np.ndarray:
     r"""The law of the report sequence given the dataset when each of ``n`` people passes their
     value through ``channel`` independently:
     :math:`P[y\mid x]=\prod_{j}Q(x_j, y_j)` (the local model of Meehan et al. 2022, Section 4.1).
-    Returns a ``k^n x m^n`` matrix (rows: datasets, columns: report sequences).
+    Returns a ``k^n x m^n`` matrix (rows: datasets, columns: report sequences), with at most
+    ``MAX_CELLS`` entries and ``n <= 22``.
 
     >>> ldp_likelihood([[0.75, 0.25], [0.25, 0.75]], 1).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
     q = _check_stochastic(channel, "channel")
-    n_val = check_integer(n, "n", 1)
+    n_val = check_integer(n, "n", 1, 22)  # a 2 x 1 channel already reaches MAX_CELLS at n = 23
     k, m = q.shape
-    if (k * m) ** n_val > MAX_CELLS:
-        raise ValueError(f"a {k}^{n_val} x {m}^{n_val} likelihood is too large to enumerate")
+    if _too_many(k * m, n_val):
+        raise ValueError(f"a {k}^{n_val} x {m}^{n_val} likelihood (channel {k} x {m}, n = {n_val}) "
+                         f"is too large to enumerate (limit MAX_CELLS = {MAX_CELLS})")
     out = np.ones((1, 1))
     for _ in range(n_val):
         out = np.kron(out, q)  # first person is the most significant digit, as in all_sequences
@@ -215,6 +243,7 @@ def release_order_probabilities(mechanism: DSigmaMechanism) -> np.ndarray:
     >>> release_order_probabilities(mech).round(3).tolist()   # e^alpha = 3 : 1
     [0.75, 0.25]
     """
+    check_instance(mechanism, "mechanism", DSigmaMechanism)
     orders = all_orders(mechanism.n)
     log_p = np.array([mechanism.permutation_log_prob(o) for o in orders])
     probs = np.exp(log_p)
@@ -233,8 +262,9 @@ def release_likelihood(order_probs: ArrayLike, m: int) -> np.ndarray:
     """
     probs, n = _check_order_probs(order_probs)
     m_val = check_integer(m, "m", 1)
-    if m_val ** (2 * n) > MAX_CELLS:
-        raise ValueError(f"a {m_val}^{n} x {m_val}^{n} release law is too large to enumerate")
+    if _too_many(m_val, 2 * n):
+        raise ValueError(f"a {m_val}^{n} x {m_val}^{n} release law (m = {m_val}, n = {n}) is too "
+                         f"large to enumerate (limit MAX_CELLS = {MAX_CELLS})")
     ys = all_sequences(n, m_val)
     out = np.zeros((ys.shape[0], ys.shape[0]))
     rows = np.arange(ys.shape[0])
@@ -250,7 +280,8 @@ def posterior_log_odds(prior: ArrayLike, likelihood: ArrayLike, person: int, a: 
                        b: int) -> np.ndarray:
     r"""The adversary's log-odds :math:`\log P[x_i=a\mid w]/P[x_i=b\mid w]` after each observation
     :math:`w` (one entry per column of ``likelihood``, a ``k^n x (observations)`` matrix of
-    :math:`P[w\mid x]`), by Bayes' rule. ``nan`` for observations of probability 0 under the prior.
+    :math:`P[w\mid x]`), by Bayes' rule. ``nan`` for observations of probability 0 under the prior;
+    ``+inf`` or ``-inf`` for observations that rule out ``b`` or ``a``.
 
     >>> prior = np.full((2, 2), 0.25)                     # two independent fair bits
     >>> lik = ldp_likelihood([[0.75, 0.25], [0.25, 0.75]], 2)
@@ -259,8 +290,8 @@ def posterior_log_odds(prior: ArrayLike, likelihood: ArrayLike, person: int, a: 
     """
     flat, n, k, lik = _check_prior_and_likelihood(prior, likelihood)
     i = _check_person(person, n)
-    if not (0 <= a < k and 0 <= b < k):
-        raise ValueError(f"values a, b must lie in 0..{k - 1}, got {a}, {b}")
+    a = _check_value(a, "a", k)
+    b = _check_value(b, "b", k)
     value = all_sequences(n, k)[:, i]
     joint_a = (flat * (value == a)) @ lik
     joint_b = (flat * (value == b)) @ lik
@@ -282,7 +313,8 @@ def inferential_privacy_loss(prior: ArrayLike, likelihood: ArrayLike) -> float:
     ``likelihood`` is the ``k^n x (observations)`` matrix :math:`P[w\mid x]`
     (:func:`ldp_likelihood` for the local model of Definition A.1). Independent people and
     randomized response at :math:`\varepsilon` give exactly :math:`\varepsilon`; correlated people
-    give more (up to :math:`n\varepsilon`).
+    give more (up to :math:`n\varepsilon`). ``inf`` (exactly) when an observation rules out one
+    value and not another (a channel with zeros, such as no noise at all).
 
     >>> rr = [[0.75, 0.25], [0.25, 0.75]]                      # eps = log 3
     >>> round(inferential_privacy_loss(np.full((2, 2), 0.25), ldp_likelihood(rr, 2)), 4)
@@ -394,7 +426,8 @@ def arrangement_loss(order_probs: ArrayLike, m: int, group: ArrayLike) -> float:
     largest log-ratio :math:`\log P[z\mid y]/P[z\mid y']` over released sequences :math:`z` and
     report sequences :math:`y,y'\in\{0,\dots,m-1\}^n` that agree outside ``group`` and hold the
     same multiset inside it (neighbouring sequences for that group). For a d_sigma mechanism and
-    ``m >= n`` this is its exact loss for the group (at most :math:`\alpha`).
+    ``m >= n`` this is its exact loss for the group (at most :math:`\alpha`). ``inf`` (exactly)
+    when a released sequence possible under one such ``y`` is impossible under another.
 
     >>> round(arrangement_loss([0.75, 0.25], 2, [0, 1]), 4)   # log 3
     1.0986
@@ -461,12 +494,15 @@ def reidentification_alpha_threshold(eps: float, group_size: int, k: int,
     r = check_integer(group_size, "group_size", 1)
     size = check_integer(k, "k", 1)
     if not size < r / 2:
-        raise ValueError(f"Theorem 4.2 needs k < r / 2, got k = {size}, r = {r}")
-    lev = float(level)
-    if not 0 < lev < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+        raise ValueError(f"Theorem 4.2 needs k < r / 2 (r = group_size), got k = {size}, "
+                         f"group_size = {r}")
+    lev = check_real(level, "level", low=0, high=1, low_open=True, high_open=True)
     blocks = (r - size) // size
-    return math.log(blocks) - 2 * size * eps_val - math.log(1 / lev - 1)
+    threshold = math.log(blocks) - 2 * size * eps_val - math.log(1 / lev - 1)
+    if not math.isfinite(threshold):
+        raise ValueError(f"the threshold at eps = {eps_val}, k = {size} is below the largest "
+                         f"negative float")
+    return threshold
 
 
 def optimal_reidentification_success(channel: ArrayLike, x: ArrayLike, order_probs: ArrayLike,
@@ -492,14 +528,14 @@ def optimal_reidentification_success(channel: ArrayLike, x: ArrayLike, order_pro
     """
     q = _check_stochastic(channel, "channel")
     probs, n = _check_order_probs(order_probs)
-    data = np.asarray(x)
+    data = check_array(x, "x", integer=True)
     single = data.ndim == 1
     data = np.atleast_2d(data)
-    if data.ndim != 2 or data.shape[1] != n or not np.issubdtype(data.dtype, np.integer):
+    if data.ndim != 2 or data.shape[1] != n:
         raise ValueError(f"x must hold datasets of {n} integer values, got {x!r}")
     if data.min() < 0 or data.max() >= q.shape[0]:
         raise ValueError(f"x must lie in 0..{q.shape[0] - 1}, got {x!r}")
-    chosen = _check_group(targets, n)
+    chosen = _check_group(targets, n, name="targets")
     size = chosen.size
     m = q.shape[1]
     reports = all_sequences(n, m)
@@ -529,12 +565,16 @@ def assignment_likelihood(order_probs: ArrayLike) -> np.ndarray:
     values and is unsure which person holds which; the true assignment is a permutation
     :math:`\sigma` (person ``j`` holds value ``sigma[j]``, rows in the order of
     :func:`all_orders`) and the release is :math:`\sigma[o]` with :math:`o` drawn from
-    ``order_probs``. Returns the ``n! x n!`` matrix :math:`P[\text{release}\mid\sigma]`.
+    ``order_probs``. Returns the ``n! x n!`` matrix :math:`P[\text{release}\mid\sigma]`, so
+    ``n <= 6`` (``(n!)**2 <= MAX_CELLS``).
 
     >>> assignment_likelihood([0.75, 0.25]).tolist()
     [[0.75, 0.25], [0.25, 0.75]]
     """
     probs, n = _check_order_probs(order_probs)
+    if math.factorial(n) ** 2 > MAX_CELLS:
+        raise ValueError(f"order_probs is a law on {n}! orders: the {n}! x {n}! matrix is too "
+                         f"large to enumerate (limit MAX_CELLS = {MAX_CELLS})")
     orders = all_orders(n)
     index = {tuple(o): row for row, o in enumerate(orders.tolist())}
     out = np.zeros((len(orders), len(orders)))
@@ -556,7 +596,8 @@ def assignment_belief_levels(prior: ArrayLike, likelihood: ArrayLike) -> tuple[f
 
     ``prior`` is a law over the ``n!`` assignments of :func:`all_orders`; ``likelihood`` is the
     ``n! x (observations)`` matrix :math:`P[w\mid\sigma]` (e.g. :func:`assignment_likelihood`).
-    Events of prior probability 0 or 1 are skipped (nothing can move them). The first value never
+    Events of prior probability 0 or 1 are skipped (nothing can move them); both levels are ``inf``
+    (exactly) when an observation rules an event out. The first value never
     exceeds the second and the second never exceeds twice the first; Lemma 1 of the appendix calls
     the two conditions equivalent, which holds only in that weaker sense.
 
@@ -564,7 +605,7 @@ def assignment_belief_levels(prior: ArrayLike, likelihood: ArrayLike) -> tuple[f
     >>> [round(v, 4) for v in levels]      # log 2.5 and log 4
     [0.9163, 1.3863]
     """
-    probs, n = _check_order_probs(prior)
+    probs, n = _check_order_probs(prior, "prior")
     lik = _check_stochastic(likelihood, "likelihood")
     if lik.shape[0] != probs.size:
         raise ValueError(f"likelihood needs {probs.size} rows (one per assignment)")

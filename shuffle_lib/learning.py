@@ -34,12 +34,19 @@ from scipy.special import log_softmax, softmax
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
+    broadcast_per_user,
+    check_array,
     check_delta,
     check_epsilon,
     check_integer,
     check_positive,
+    check_real,
 )
 from shuffle_lib.randomizers import gaussian_sigma
+
+MAX_PATH_ENTRIES = 10**8
+"""Largest weight path (``epochs * (d + 1) * k`` numbers, 800 MB) that
+:func:`shuffled_personalized_sgd` stores; also the largest per-client gradient array."""
 
 
 def digits_pca(n_components: int = 10, test_fraction: float = 0.25, seed: int = 0
@@ -48,7 +55,9 @@ def digits_pca(n_components: int = 10, test_fraction: float = 0.25, seed: int = 
     place of MNIST, which is not available offline), split into a stratified training and test
     part, projected on the first ``n_components`` principal components of the training part and
     standardized (GSPA also puts a PCA layer first). Returns
-    ``(train_x, test_x, train_y, test_y)``.
+    ``(train_x, test_x, train_y, test_y)``. ``n_components`` lies in 1..64 (the pixels);
+    ``test_fraction`` in [0.05, 0.95], so that both parts hold every class and at least 64 images;
+    ``seed`` is an integer in [0, 2**32 - 1].
 
     >>> train_x, test_x, train_y, test_y = digits_pca(10)
     >>> train_x.shape[1], train_x.shape[0] + test_x.shape[0]
@@ -60,7 +69,9 @@ def digits_pca(n_components: int = 10, test_fraction: float = 0.25, seed: int = 
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    components = check_integer(n_components, "n_components", 1)
+    components = check_integer(n_components, "n_components", 1, 64)
+    test_fraction = check_real(test_fraction, "test_fraction", low=0.05, high=0.95)
+    seed = check_integer(seed, "seed", 0, 2**32 - 1)
     x, y = load_digits(return_X_y=True)
     train_x, test_x, train_y, test_y = train_test_split(
         x, y, test_size=test_fraction, random_state=seed, stratify=y
@@ -70,17 +81,41 @@ def digits_pca(n_components: int = 10, test_fraction: float = 0.25, seed: int = 
 
 
 def _check_data(features: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(features, dtype=float)
-    y = np.asarray(labels)
-    if x.ndim != 2 or x.shape[0] == 0 or not np.isfinite(x).all():
-        raise ValueError(f"features must be a non-empty 2-D array of finite numbers, got {x.shape}")
-    if y.shape != (x.shape[0],) or not np.issubdtype(y.dtype, np.integer) or (y < 0).any():
+    x = check_array(features, "features", ndim=2)
+    y = check_array(labels, "labels", integer=True, low=0)
+    if y.shape != (x.shape[0],):
         raise ValueError(f"labels must be {x.shape[0]} non-negative integers, got shape {y.shape}")
     return x, y
 
 
+def _check_model(weights: ArrayLike, features: ArrayLike, labels: ArrayLike | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Weights ``(d + 1, k)`` matching ``(m, d)`` features, and labels below ``k`` if given."""
+    if labels is None:
+        x, y = check_array(features, "features", ndim=2), None
+    else:
+        x, y = _check_data(features, labels)
+    w = check_array(weights, "weights", ndim=2)
+    if w.shape[0] != x.shape[1] + 1:
+        raise ValueError(f"weights must have d + 1 = {x.shape[1] + 1} rows for {x.shape[1]} "
+                         f"features, got shape {w.shape}")
+    if y is not None and y.max() >= w.shape[1]:
+        raise ValueError(f"labels must be below the number of classes (columns of weights) "
+                         f"{w.shape[1]}, got {y.max()}")
+    return w, x, y
+
+
 def _with_bias(x: np.ndarray) -> np.ndarray:
     return np.hstack([x, np.ones((x.shape[0], 1))])
+
+
+def _logits(weights: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """:math:`\tilde xW` for checked arguments, or a ``ValueError`` if it overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = _with_bias(features) @ weights
+    if not np.isfinite(logits).all():
+        raise ValueError("features @ weights overflows: the weights or the features are too large")
+    return logits
 
 
 def predict(weights: np.ndarray, features: ArrayLike) -> np.ndarray:
@@ -89,8 +124,8 @@ def predict(weights: np.ndarray, features: ArrayLike) -> np.ndarray:
     >>> predict(np.eye(3)[:, :2] * 5, [[1.0, 0.0], [0.0, 1.0]]).tolist()
     [0, 1]
     """
-    x = np.asarray(features, dtype=float)
-    return np.argmax(_with_bias(x) @ weights, axis=1)
+    w, x, _ = _check_model(weights, features)
+    return np.argmax(_logits(w, x), axis=1)
 
 
 def accuracy(weights: np.ndarray, features: ArrayLike, labels: ArrayLike) -> float:
@@ -99,38 +134,75 @@ def accuracy(weights: np.ndarray, features: ArrayLike, labels: ArrayLike) -> flo
     >>> accuracy(np.eye(3)[:, :2] * 5, [[1.0, 0.0], [0.0, 1.0]], [0, 0])
     0.5
     """
-    x, y = _check_data(features, labels)
-    return float(np.mean(predict(weights, x) == y))
+    w, x, y = _check_model(weights, features, labels)
+    return float(np.mean(np.argmax(_logits(w, x), axis=1) == y))
 
 
 def cross_entropy(weights: np.ndarray, features: ArrayLike, labels: ArrayLike) -> float:
-    r"""Mean cross-entropy :math:`-\frac1m\sum_j \log\mathrm{softmax}(x_jW)_{y_j}`."""
-    x, y = _check_data(features, labels)
-    log_probs = log_softmax(_with_bias(x) @ weights, axis=1)
+    r"""Mean cross-entropy :math:`-\frac1m\sum_j \log\mathrm{softmax}(x_jW)_{y_j}` of softmax
+    regression (GSPA, Section 5), with labels below ``k``, the number of columns of ``weights``.
+
+    >>> round(cross_entropy(np.zeros((3, 2)), [[1.0, 0.0], [0.0, 1.0]], [0, 1]), 6)  # log 2
+    0.693147
+    """
+    w, x, y = _check_model(weights, features, labels)
+    log_probs = log_softmax(_logits(w, x), axis=1)
     return float(-np.mean(log_probs[np.arange(y.size), y]))
 
 
-def per_record_gradients(weights: np.ndarray, features: np.ndarray, labels: np.ndarray
-                         ) -> np.ndarray:
-    r"""Gradient of each record's cross-entropy, shape ``(m, d + 1, k)``:
-    :math:`\tilde x_j(\mathrm{softmax}(\tilde x_jW)-e_{y_j})^\top` with :math:`\tilde x_j=(x_j,1)`.
-    """
+def _per_record_gradients(weights: np.ndarray, features: np.ndarray, labels: np.ndarray
+                          ) -> np.ndarray:
+    """:func:`per_record_gradients` on checked arguments."""
     xb = _with_bias(features)
     residual = softmax(xb @ weights, axis=1)
     residual[np.arange(labels.size), labels] -= 1.0
     return xb[:, :, None] * residual[:, None, :]
 
 
+def per_record_gradients(weights: np.ndarray, features: np.ndarray, labels: np.ndarray
+                         ) -> np.ndarray:
+    r"""Gradient of each record's cross-entropy, shape ``(m, d + 1, k)``:
+    :math:`\tilde x_j(\mathrm{softmax}(\tilde x_jW)-e_{y_j})^\top` with :math:`\tilde x_j=(x_j,1)`
+    (softmax regression, GSPA, Algorithm 3, line 6). Limit: ``m * (d + 1) * k`` at most
+    ``MAX_PATH_ENTRIES``.
+
+    >>> per_record_gradients(np.zeros((2, 2)), [[1.0]], [0]).tolist()
+    [[[-0.5, 0.5], [-0.5, 0.5]]]
+    """
+    w, x, y = _check_model(weights, features, labels)
+    if w.size * x.shape[0] > MAX_PATH_ENTRIES:
+        raise ValueError(f"m x (d + 1) x k = {x.shape[0]} x {w.size} gradient entries for "
+                         f"features and weights exceed the documented limit {MAX_PATH_ENTRIES}")
+    _logits(w, x)  # refuse an overflow before softmax turns it into NaN
+    return _per_record_gradients(w, x, y)
+
+
+def _clip_rows(gradients: np.ndarray, clip: float) -> np.ndarray:
+    """:func:`clip_rows` on checked arguments. A row whose squared norm overflows is rescaled by
+    its largest entry first, so its norm stays exact (other rows are computed as before)."""
+    axes = tuple(range(1, gradients.ndim))
+    with np.errstate(over="ignore"):
+        norms = np.sqrt((gradients**2).sum(axis=axes))
+    big = np.isinf(norms)
+    if big.any():
+        top = np.abs(gradients[big]).max(axis=axes, keepdims=True)
+        norms[big] = top.reshape(-1) * np.sqrt(((gradients[big] / top) ** 2).sum(axis=axes))
+    factor = 1.0 / np.maximum(1.0, norms / clip)
+    return gradients * factor.reshape((-1,) + (1,) * (gradients.ndim - 1))
+
+
 def clip_rows(gradients: np.ndarray, clip: float) -> np.ndarray:
-    r"""Scale each record's gradient to Frobenius norm at most ``clip``:
-    :math:`g/\max(1,\|g\|/C)`.
+    r"""Scale each record's gradient (a finite array, one record per row of the first axis) to
+    Frobenius norm at most ``clip``: :math:`g/\max(1,\|g\|/C)` (per-record clipping, see the
+    module docstring).
 
     >>> np.round(clip_rows(np.array([[[3.0, 4.0]]]), 1.0), 12).tolist()
     [[[0.6, 0.8]]]
     """
-    norms = np.sqrt((gradients**2).sum(axis=tuple(range(1, gradients.ndim))))
-    factor = 1.0 / np.maximum(1.0, norms / check_positive(clip, "clip"))
-    return gradients * factor.reshape((-1,) + (1,) * (gradients.ndim - 1))
+    rows = check_array(gradients, "gradients")
+    if rows.ndim < 1:
+        raise ValueError(f"gradients must have one row per record, got a scalar {gradients!r}")
+    return _clip_rows(rows, float(check_positive(clip, "clip")))
 
 
 def client_noise_scales(
@@ -145,7 +217,10 @@ def client_noise_scales(
     True
     """
     eps_arr = np.atleast_1d(check_epsilon(eps, positive=True))
-    delta_arr = np.broadcast_to(check_delta(delta, allow_zero=False), eps_arr.shape)
+    if eps_arr.ndim != 1:
+        raise ValueError(f"eps must be a scalar or a 1-D array, one per client, got shape "
+                         f"{eps_arr.shape}")
+    delta_arr = broadcast_per_user(check_delta(delta, allow_zero=False), eps_arr.shape, "delta")
     sensitivity = 2 * check_positive(clip, "clip") / check_integer(batch_size, "batch_size", 1)
     return np.array([gaussian_sigma(e, d, float(sensitivity), "analytic")
                      for e, d in zip(eps_arr, delta_arr, strict=True)])
@@ -173,7 +248,9 @@ def shuffled_personalized_sgd(
     :math:`b_i\sim N(0,\sigma_i^2 I)`, :math:`\sigma_i` from :func:`client_noise_scales`.
 
     Returns the weights after every epoch, shape ``(epochs, d + 1, k)``, starting from zero.
-    See the module docstring for what is (and is not) certified.
+    See the module docstring for what is (and is not) certified. Limit: the path and each
+    client's per-record gradients hold at most ``MAX_PATH_ENTRIES`` (``10**8``) numbers; a
+    ``learning_rate`` so large that the weights overflow raises ``ValueError``.
 
     >>> x = np.array([[0.0, 1.0], [1.0, 0.0]] * 20); y = np.array([0, 1] * 20)
     >>> path = shuffled_personalized_sgd(x, y, [50.0] * 4, 1e-5, epochs=30, learning_rate=0.5,
@@ -191,17 +268,26 @@ def shuffled_personalized_sgd(
     k = int(y.max()) + 1 if n_classes is None else check_integer(n_classes, "n_classes", 2)
     if y.max() >= k:
         raise ValueError(f"labels must be below n_classes = {k}")
-    gen = as_rng(rng)
     batch = x.shape[0] // clients
+    size = (x.shape[1] + 1) * k
+    if max(steps, batch) * size > MAX_PATH_ENTRIES:
+        raise ValueError(f"max(epochs, records per client) x (d + 1) x n_classes = "
+                         f"{max(steps, batch)} x {size} entries (labels and features set d and "
+                         f"n_classes) exceed the documented limit of {MAX_PATH_ENTRIES}")
+    gen = as_rng(rng)
     members = gen.permutation(x.shape[0])[: batch * clients].reshape(clients, batch)
     sigmas = client_noise_scales(eps_arr, delta, clip, batch)
+    clip_value = float(check_positive(clip, "clip"))
     weights = np.zeros((x.shape[1] + 1, k))
     path = np.empty((steps, *weights.shape))
     for epoch in range(steps):
         for client in gen.permutation(clients):  # a new shuffle every epoch
             rows = members[client]
-            grads = clip_rows(per_record_gradients(weights, x[rows], y[rows]), clip)
+            grads = _clip_rows(_per_record_gradients(weights, x[rows], y[rows]), clip_value)
             noise = gen.standard_normal(weights.shape) * sigmas[client]
             weights = weights - rate * (grads.mean(axis=0) + noise)
         path[epoch] = weights
+    if not np.isfinite(path).all():
+        raise ValueError(f"the weights overflowed: learning_rate = {rate} is too large for these "
+                         f"features")
     return path

@@ -19,6 +19,10 @@ in general, and the d_sigma mechanism needs the item reading: with the other one
 around a reference ranking would not depend on the reference at all once the mechanism maps it back
 (the book's d_sigma chapter shows this failing its privacy check). Hamming distance is the same in
 both readings.
+
+Sizes: a function that builds arrays of ``n`` items (samplers, normalizers, derangements) accepts
+at most ``MAX_ITEMS`` (``10**7``) items, so that no call needs more than a few hundred MB of
+memory (a draw of that size takes a few seconds); larger values raise a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -28,36 +32,66 @@ from numba import njit
 from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
-from shuffle_lib._validation import RngLike, as_rng, check_integer
+from shuffle_lib._validation import RngLike, as_rng, check_integer, check_real
 
 DISTANCES = ("kendall", "hamming")
 SAMPLERS = ("auto", "lehmer", "rim")
+MAX_ITEMS = 10**7  # the documented limit on the number of items of the array-building functions
 
 
-def is_permutation(a: ArrayLike) -> bool:
-    """True if ``a`` is a 1-D integer array holding each of 0..n-1 exactly once.
+def _integer_array(value: ArrayLike, name: str, ndim: int | None = 1) -> np.ndarray:
+    """``value`` as an int64 array with ``ndim`` axes (any number when ``None``); empty is allowed.
+    ``TypeError`` for strings, bools, None and other objects; ``ValueError`` for floats, even
+    whole-valued ones (an index is never rounded or truncated), for integers beyond int64 and for
+    another number of axes."""
+    try:
+        arr = np.asarray(value)
+    except ValueError as err:  # a ragged list
+        raise ValueError(f"{name} must be a rectangular array of integers") from err
+    if arr.dtype == object and all(type(v) is int for v in arr.flat):
+        raise ValueError(f"{name} has entries too large for int64, got {value!r:.80}")
+    if arr.dtype.kind == "f" and arr.size:
+        raise ValueError(f"{name} must hold integers, not floats, got {value!r:.80}")
+    kinds = set(map(type, value)) if isinstance(value, list | tuple) else set()
+    if arr.dtype.kind not in "iuf" or bool in kinds or np.bool_ in kinds:  # [0, True] too
+        raise TypeError(f"{name} must be an array of integers, got {value!r:.80}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axis(es), got shape {arr.shape}")
+    return arr.astype(np.int64)
 
-    >>> is_permutation([2, 0, 1]), is_permutation([1, 1, 0]), is_permutation([1, 2])
-    (True, False, False)
-    """
-    arr = np.asarray(a)
-    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
-        return False
+
+def _holds_each_index_once(arr: np.ndarray) -> bool:
+    """True if the 1-D int64 array ``arr`` holds each of 0..n-1 exactly once."""
     if arr.size and (arr.min() < 0 or arr.max() >= arr.size):
         return False
     return bool(np.all(np.bincount(arr, minlength=arr.size) == 1))
 
 
+def is_permutation(a: ArrayLike) -> bool:
+    """True if ``a`` is a 1-D integer array holding each of 0..n-1 exactly once. Input that is not
+    an array of integers (strings, bools, None, floats, integers beyond int64) is refused with a
+    ``TypeError`` or ``ValueError``, not answered ``False``.
+
+    >>> is_permutation([2, 0, 1]), is_permutation([1, 1, 0]), is_permutation([1, 2])
+    (True, False, False)
+    """
+    arr = _integer_array(a, "a", ndim=None)
+    return arr.ndim == 1 and _holds_each_index_once(arr)
+
+
 def check_permutation(a: ArrayLike, name: str = "sigma") -> np.ndarray:
-    """``a`` as an int64 array, or a ``ValueError`` naming what is wrong."""
-    arr = np.asarray(a)
-    if arr.ndim != 1 or arr.size == 0:
+    """``a`` as an int64 array, or a ``ValueError`` (``TypeError`` for input that is not an array
+    of integers) naming ``name`` and what is wrong.
+
+    >>> check_permutation([2, 0, 1]).tolist()
+    [2, 0, 1]
+    """
+    arr = _integer_array(a, name)
+    if arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
-    if not is_permutation(arr):
-        raise ValueError(f"{name} is not a permutation of 0..{arr.size - 1}: {a!r}")
-    return arr.astype(np.int64)
+    if not _holds_each_index_once(arr):
+        raise ValueError(f"{name} is not a permutation of 0..{arr.size - 1}: {a!r:.200}")
+    return arr
 
 
 def _same_length(a: np.ndarray, b: np.ndarray) -> None:
@@ -130,17 +164,18 @@ def kendall_tau_distance(a: ArrayLike, b: ArrayLike) -> int:
     return int(_inversions(inverse(arr_b)[arr_a]))
 
 
-def _check_distance(distance: str) -> str:
-    if distance not in DISTANCES:
-        raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
+def _check_distance(distance: str, name: str = "distance") -> str:
+    if not isinstance(distance, str) or distance not in DISTANCES:
+        raise ValueError(f"{name} must be one of {DISTANCES}, got {distance!r:.80}")
     return distance
 
 
 def _check_theta(theta: float) -> float:
-    value = float(theta)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"theta must be a finite number >= 0, got {theta!r}")
-    return value
+    return check_real(theta, "theta", low=0.0)
+
+
+def _check_items(n: int) -> int:
+    return check_integer(n, "n", 1, MAX_ITEMS)
 
 
 def rank_distance(a: ArrayLike, b: ArrayLike, kind: str = "kendall") -> int:
@@ -149,21 +184,23 @@ def rank_distance(a: ArrayLike, b: ArrayLike, kind: str = "kendall") -> int:
     >>> rank_distance([1, 0, 2], [0, 1, 2], "hamming")
     2
     """
-    if _check_distance(kind) == "kendall":
+    if _check_distance(kind, "kind") == "kendall":
         return kendall_tau_distance(a, b)
     return hamming_distance(a, b)
 
 
 def log_derangements(m: ArrayLike) -> np.ndarray:
     r"""Natural log of the number of derangements :math:`!m` (permutations of :math:`m` items with
-    no fixed point): :math:`!m = m!\sum_{i=0}^m (-1)^i/i!`; ``-inf`` for :math:`m = 1`.
+    no fixed point): :math:`!m = m!\sum_{i=0}^m (-1)^i/i!`. ``-inf`` for :math:`m = 1` (the log
+    of zero: one item has no derangement); finite for every other integer :math:`m\ge 0` up to
+    the int64 range. ``m`` is an integer or an array of integers of any shape.
 
     >>> np.exp(log_derangements([0, 1, 2, 3, 4])).round().tolist()
     [1.0, 0.0, 1.0, 2.0, 9.0]
     """
-    arr = np.asarray(m)
-    if not np.issubdtype(arr.dtype, np.integer) or (arr < 0).any():
-        raise ValueError(f"m must hold non-negative integers, got {m!r}")
+    arr = _integer_array(m, "m", ndim=None)
+    if (arr < 0).any():
+        raise ValueError(f"m must hold non-negative integers, got {m!r:.80}")
     # the alternating sum has converged to e^{-1} to double precision beyond m = 20
     i = np.arange(21)
     partial_sums = np.cumsum((-1.0) ** i / np.exp(gammaln(i + 1.0)))
@@ -186,12 +223,13 @@ def hamming_moved_pmf(n: int, theta: float) -> np.ndarray:
     .. math:: P(h) = \binom nh\,!h\,e^{-\theta h} / \psi(\theta, d_H),
 
     since exactly :math:`\binom nh\,!h` permutations move :math:`h` given items (Meehan et al.
-    2022, Definition 3.2, with the Hamming distance). Computed in log space.
+    2022, Definition 3.2, with the Hamming distance). Computed in log space; ``n`` at most
+    ``MAX_ITEMS`` (``10**7``).
 
     >>> hamming_moved_pmf(3, 0.0).round(4).tolist()  # of the 6 permutations of 3 items
     [0.1667, 0.0, 0.5, 0.3333]
     """
-    size = check_integer(n, "n", 1)
+    size = _check_items(n)
     log_weights = _hamming_log_weights(size, _check_theta(theta))
     return np.exp(log_weights - logsumexp(log_weights))
 
@@ -204,10 +242,12 @@ def mallows_log_normalizer(n: int, theta: float, distance: str = "kendall") -> f
       counts of the positions are independent), :math:`n!` at :math:`\theta=0`.
     - Hamming: :math:`\psi=\sum_{h=0}^{n}\binom nh\,!h\,e^{-\theta h}`.
 
+    ``n`` at most ``MAX_ITEMS`` (``10**7``).
+
     >>> round(float(np.exp(mallows_log_normalizer(3, 0.0))), 6)
     6.0
     """
-    size = check_integer(n, "n", 1)
+    size = _check_items(n)
     value = _check_theta(theta)
     if _check_distance(distance) == "hamming":
         return float(logsumexp(_hamming_log_weights(size, value)))
@@ -337,20 +377,22 @@ def mallows_sample(
     ``reference[pi]`` with ``pi`` Mallows around the identity (the Kendall distance between
     rankings is unchanged when both are relabelled by the reference). ``method="rim"`` is the
     repeated insertion model Meehan et al. use, :math:`O(n^2)`, kept as a reference. Hamming: an
-    exact sampler (distance, positions, uniform derangement).
+    exact sampler (distance, positions, uniform derangement). ``n`` (times ``size`` when given,
+    the number of entries returned) is at most ``MAX_ITEMS`` (``10**7``).
 
     >>> mallows_sample(5, 50.0, reference=[4, 3, 2, 1, 0], rng=0).tolist()
     [4, 3, 2, 1, 0]
     """
-    count = check_integer(n, "n", 1)
+    count = _check_items(n)
     value = _check_theta(theta)
     ref = np.arange(count) if reference is None else check_permutation(reference, "reference")
     if ref.size != count:
         raise ValueError(f"reference has {ref.size} items, expected n = {count}")
-    if _check_distance(distance) == "hamming" and method not in ("auto",):
+    if not isinstance(method, str) or method not in SAMPLERS:
+        raise ValueError(f"method must be one of {SAMPLERS}, got {method!r:.80}")
+    if _check_distance(distance) == "hamming" and method != "auto":
         raise ValueError("the Hamming model has one sampler: use method='auto'")
-    if method not in SAMPLERS:
-        raise ValueError(f"method must be one of {SAMPLERS}, got {method!r}")
+    draws = None if size is None else check_integer(size, "size", 1, MAX_ITEMS // count)
     gen = as_rng(rng)
 
     def one() -> np.ndarray:
@@ -360,14 +402,13 @@ def mallows_sample(
             return _mallows_rim(ref, value, gen)
         return ref[_mallows_identity_lehmer(count, value, gen)]
 
-    if size is None:
+    if draws is None:
         return one()
-    draws = check_integer(size, "size", 1)
     return np.stack([one() for _ in range(draws)])
 
 
 @njit(cache=True)
-def fill_uniform_derangement(perm: np.ndarray, gen: np.random.Generator
+def _fill_uniform_derangement(perm: np.ndarray, gen: np.random.Generator
                              ) -> None:  # pragma: no cover - compiled
     """Fill ``perm`` (length k != 1) with a uniformly random derangement of 0..k-1, by rejection:
     a Fisher-Yates shuffle from the back fixes entry i for good at step i, so the draw restarts
@@ -391,18 +432,19 @@ def fill_uniform_derangement(perm: np.ndarray, gen: np.random.Generator
 
 def random_derangement(m: int, rng: RngLike = None) -> np.ndarray:
     """A uniformly random derangement of 0..m-1 (no entry stays in place), by rejection from
-    uniform permutations (``fill_uniform_derangement``): exactly uniform, about e draws on
-    average. ``m = 0`` gives an empty array; ``m = 1`` has no derangement and raises.
+    uniform permutations (``_fill_uniform_derangement``): exactly uniform, about e draws on
+    average. ``m = 0`` gives an empty array; ``m = 1`` has no derangement and raises; ``m`` is at
+    most ``MAX_ITEMS`` (``10**7``).
 
     >>> d = random_derangement(6, rng=0)
     >>> bool(is_permutation(d) and np.all(d != np.arange(6)))
     True
     """
-    size = check_integer(m, "m", 0)
+    size = check_integer(m, "m", 0, MAX_ITEMS)
     if size == 1:
         raise ValueError("a single item has no derangement (m = 1)")
     perm = np.empty(size, np.int64)
-    fill_uniform_derangement(perm, as_rng(rng))
+    _fill_uniform_derangement(perm, as_rng(rng))
     return perm
 
 
@@ -425,7 +467,8 @@ def max_kendall_given_hamming(n: int, h: int) -> int:
     n_val = check_integer(n, "n", 1)
     h_val = check_integer(h, "h", 0)
     if h_val > n_val or h_val == 1:
-        raise ValueError(f"rankings of {n_val} items cannot differ in exactly {h_val} positions")
+        raise ValueError(f"h must be 0 or lie in 2..n = {n_val}: rankings of {n_val} items cannot "
+                         f"differ in exactly {h_val} positions")
     if h_val % 2 == 0:
         return h_val * (2 * n_val - h_val - 1) // 2
     return (h_val - 1) * (2 * n_val - h_val) // 2 - 1
@@ -436,12 +479,13 @@ def kendall_extremal_permutation(n: int, h: int) -> np.ndarray:
     :func:`max_kendall_given_hamming`: move the first :math:`\lceil h/2\rceil` and the last
     :math:`\lfloor h/2\rfloor` positions and reverse them among themselves; for odd :math:`h` the
     reversal would fix the middle moved position, so swap the images of the two middle moved
-    positions (this costs one inversion).
+    positions (this costs one inversion). ``n`` at most ``MAX_ITEMS`` (``10**7``).
 
     >>> kendall_extremal_permutation(6, 3).tolist()
     [5, 0, 2, 3, 4, 1]
     """
-    max_kendall_given_hamming(n, h)  # validates
+    n, h = _check_items(n), check_integer(h, "h", 0)
+    max_kendall_given_hamming(n, h)  # validates h against n
     left = (h + 1) // 2
     moved = np.concatenate([np.arange(left), np.arange(n - (h - left), n)]).astype(np.int64)
     images = moved[::-1].copy()

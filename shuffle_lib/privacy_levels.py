@@ -11,7 +11,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_array,
+    check_epsilon,
+    check_instance,
+    check_integer,
+)
+
+MAX_USERS = 10**7  # the largest population drawn at once (80 MB of levels)
 
 #: GSPA, Table 2, plus "Unif 3" = U(0.5, 1) from its SGD experiment: name -> description.
 PROFILES = {
@@ -26,12 +35,13 @@ PROFILES = {
 def draw_levels(profile: str, n: int, rng: RngLike = None) -> np.ndarray:
     r"""``n`` personal levels :math:`\varepsilon_i` from one of the :data:`PROFILES`
     (GSPA, Table 2). The mixed profile gives exactly :math:`\lfloor n/2\rfloor` users 0.5, in
-    random positions.
+    random positions. At most ``MAX_USERS`` (1e7) users.
 
     >>> draw_levels("Constant", 3).tolist()
     [0.5, 0.5, 0.5]
     """
-    size = check_integer(n, "n", 1)
+    check_instance(profile, "profile", str)
+    size = check_integer(n, "n", 1, MAX_USERS)
     gen = as_rng(rng)
     ranges = {"Unif 1": (0.01, 1.0), "Unif 2": (0.01, 2.0), "Unif 3": (0.5, 1.0)}
     if profile in ranges:
@@ -54,13 +64,13 @@ def preference_levels(
     :math:`f_{\mathrm{con}}, f_{\mathrm{mod}}, f_{\mathrm{lib}}` = 0.54 / 0.37 / 0.09 and levels
     :math:`\varepsilon_{\mathrm{con}}, \varepsilon_{\mathrm{mod}}, \varepsilon_{\mathrm{lib}}` =
     0.1 / 0.5 / 1 by default). Group sizes are the rounded fractions (the liberal group takes
-    the remainder).
+    the remainder). At most ``MAX_USERS`` (1e7) users.
 
     >>> np.bincount(np.searchsorted([0.1, 0.5, 1.0], preference_levels(100, rng=0))).tolist()
     [54, 37, 9]
     """
-    size = check_integer(n, "n", 1)
-    shares = np.asarray(fractions, dtype=float)
+    size = check_integer(n, "n", 1, MAX_USERS)
+    shares = check_array(fractions, "fractions")
     values = check_epsilon(levels, "levels", positive=True)
     if shares.shape != (3,) or values.shape != (3,):
         raise ValueError("fractions and levels must each hold three values (C, M, L)")

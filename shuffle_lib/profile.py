@@ -12,6 +12,15 @@ Every solver's answer is *certified*: :func:`profile_privacy_loss` is evaluated 
 returned channels, and if the solver's tolerance left a violation, the channels are mixed with
 the uninformative channel by the smallest weight that removes it (mixing with a constant output
 distribution moves every likelihood ratio towards 1).
+
+Large budgets: the linear programs are solved at :math:`\min(\varepsilon,` ``LP_EPS_CAP``
+:math:`)` with ``LP_EPS_CAP = 20`` (beyond, the coefficient :math:`e^\varepsilon` makes the LP
+solvers fail), and the closed forms evaluated at :math:`\min(\varepsilon,` ``EXP_EPS_CAP``
+:math:`)` with ``EXP_EPS_CAP = 700`` (beyond, :math:`e^\varepsilon` overflows). A mechanism
+private at the cap is private at every larger :math:`\varepsilon`, and the cap only matters where
+one output probability must stay within :math:`e^{-\text{cap}}` (about 2e-9, resp. 1e-304) of
+zero: flips and off-diagonal entries then differ from the exact optimum by about that much,
+the size of the solvers' own tolerance (resp. below any float accuracy).
 """
 
 from __future__ import annotations
@@ -25,9 +34,40 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from shuffle_lib._lexicographic import Polytope, lexicographic_projection
-from shuffle_lib._validation import RngLike, as_rng, check_epsilon
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_array,
+    check_instance,
+    check_real,
+)
 
 _SIMPLEX_TOL = 1e-9
+LP_EPS_CAP = 20.0  # the linear programs are solved at min(eps, LP_EPS_CAP)
+EXP_EPS_CAP = 700.0  # the closed forms are evaluated at min(eps, EXP_EPS_CAP): e^eps stays finite
+
+
+def _check_eps(eps: float) -> float:
+    """A budget: a real number > 0 (huge values are allowed; see the module's note on caps)."""
+    return check_real(eps, "eps", low=0.0, low_open=True)
+
+
+def _bernoulli(value: float, name: str) -> float:
+    number = check_real(value, name)
+    if not 0 <= number <= 1:
+        raise ValueError(f"{name} must be a Bernoulli parameter in [0, 1], got {value!r}")
+    return number
+
+
+def _indices(value: ArrayLike, name: str, size: int, what: str) -> np.ndarray:
+    """``value`` as an int64 array of indices in 0..size-1 (possibly empty); an entry that is not
+    an integer (a float, even 1.0, a bool, a string) is refused, never truncated."""
+    arr = check_array(value, name, integer=True, allow_empty=True)
+    if arr.size and not np.issubdtype(np.asarray(value).dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got {value!r}")
+    if ((arr < 0) | (arr >= size)).any():
+        raise ValueError(f"{name} must hold {what} in 0..{size - 1}, got {value!r}")
+    return arr
 
 
 @dataclass(frozen=True)
@@ -35,7 +75,8 @@ class ProfileGraph:
     """Profiles (a ``(k, d)`` array of categorical distributions, or a 1-D array of Bernoulli
     parameters :math:`p_i = P[x = 1]`) and the edges between sensitive pairs (Geumlek &
     Chaudhuri 2019, Definition 2). An empty edge list is allowed: nothing is sensitive, and every
-    mechanism returns the identity channel.
+    mechanism returns the identity channel. Edges are pairs of integer profile numbers (a float
+    such as 1.0 is refused, not truncated).
 
     >>> g = ProfileGraph([0.2, 0.5, 0.9], [(0, 1), (1, 2)])
     >>> g.profiles.round(12).tolist(), g.edges.tolist()
@@ -46,19 +87,22 @@ class ProfileGraph:
     edges: ArrayLike
 
     def __post_init__(self) -> None:
-        rows = np.asarray(self.profiles, dtype=float)
+        rows = check_array(self.profiles, "profiles")
         if rows.ndim == 1:
             rows = np.column_stack([1 - rows, rows])
-        if rows.ndim != 2 or rows.shape[0] < 1 or rows.shape[1] < 2:
+        if rows.ndim != 2 or rows.shape[1] < 2:
             raise ValueError(f"profiles must be a (k, d) array with d >= 2 or k Bernoulli "
                              f"parameters, got shape {np.shape(self.profiles)}")
-        if not np.isfinite(rows).all() or (rows < -_SIMPLEX_TOL).any():
-            raise ValueError("profiles must hold finite, non-negative probabilities")
+        if (rows < -_SIMPLEX_TOL).any():
+            raise ValueError("profiles must hold non-negative probabilities")
         if not np.allclose(rows.sum(axis=1), 1.0, atol=_SIMPLEX_TOL, rtol=0):
-            raise ValueError(f"every profile must sum to 1, got sums {rows.sum(axis=1)}")
-        pairs = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
-        if ((pairs < 0) | (pairs >= rows.shape[0])).any():
-            raise ValueError(f"edge endpoints must lie in 0..{rows.shape[0] - 1}")
+            raise ValueError(f"profiles: every profile must sum to 1, got sums {rows.sum(axis=1)}")
+        pairs = _indices(self.edges, "edges", rows.shape[0], "endpoints (profile numbers)")
+        if pairs.size == 0:
+            pairs = pairs.reshape(0, 2)
+        if pairs.ndim != 2 or pairs.shape[1] != 2:
+            raise ValueError(f"edges must be a list of pairs (shape (m, 2)), got shape "
+                             f"{pairs.shape}")
         if (pairs[:, 0] == pairs[:, 1]).any():
             raise ValueError("self-loops are not allowed: a profile is always like itself")
         object.__setattr__(self, "profiles", np.clip(rows, 0.0, 1.0))
@@ -75,13 +119,18 @@ class ProfileGraph:
         return self.profiles.shape[1]
 
     def components(self) -> np.ndarray:
-        """Connected-component label of every profile (isolated profiles get their own)."""
+        """Connected-component label of every profile (isolated profiles get their own).
+
+        >>> ProfileGraph([0.2, 0.5, 0.9], [(0, 1)]).components().tolist()
+        [0, 0, 1]
+        """
         adjacency = coo_matrix((np.ones(len(self.edges)), tuple(self.edges.T)),
                                shape=(self.k, self.k))
         return connected_components(adjacency, directed=False)[1]
 
 
 def _as_bernoulli(graph: ProfileGraph) -> np.ndarray:
+    check_instance(graph, "graph", ProfileGraph)
     if graph.d != 2:
         raise ValueError(f"a one-bit mechanism needs Bernoulli profiles (d = 2), got d = {graph.d}")
     return graph.profiles[:, 1]
@@ -94,28 +143,28 @@ def flip_channels(flips: ArrayLike) -> np.ndarray:
     >>> flip_channels([0.25]).tolist()
     [[[0.75, 0.25], [0.25, 0.75]]]
     """
-    f = np.atleast_1d(np.asarray(flips, dtype=float))
-    if f.ndim != 1 or not np.isfinite(f).all() or ((f < 0) | (f > 1)).any():
-        raise ValueError(f"flip probabilities must lie in [0, 1], got {flips!r}")
+    f = np.atleast_1d(check_array(flips, "flips", low=0.0, high=1.0))
+    if f.ndim != 1:
+        raise ValueError(f"flips must be one flip probability per profile (1-D), got shape "
+                         f"{f.shape}")
     return np.stack([np.column_stack([1 - f, f]), np.column_stack([f, 1 - f])], axis=1)
 
 
-def _stochastic(matrices: ArrayLike) -> np.ndarray:
+def _stochastic(matrices: ArrayLike, name: str) -> np.ndarray:
     """A ``(k, d, m)`` stack of channels whose rows are probability distributions."""
-    mats = np.asarray(matrices, dtype=float)
-    if mats.ndim != 3 or min(mats.shape) < 1:
-        raise ValueError(f"channels must be a (k, d, m) array, got shape {mats.shape}")
-    if not np.isfinite(mats).all() or (mats < -_SIMPLEX_TOL).any() or not np.allclose(
-            mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
-        raise ValueError("every channel row must be a probability distribution")
+    mats = check_array(matrices, name, ndim=3)
+    if (mats < -_SIMPLEX_TOL).any() or not np.allclose(mats.sum(axis=2), 1.0, atol=1e-7, rtol=0):
+        raise ValueError(f"{name}: every channel row must be a probability distribution")
     return np.clip(mats, 0.0, None)
 
 
-def _check_channels(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
-    mats = _stochastic(matrices)
+def _check_channels(graph: ProfileGraph, matrices: ArrayLike, name: str = "matrices"
+                    ) -> np.ndarray:
+    check_instance(graph, "graph", ProfileGraph)
+    mats = _stochastic(matrices, name)
     if mats.shape[:2] != (graph.k, graph.d):
-        raise ValueError(f"need one {graph.d} x m channel per profile ({graph.k} of them), "
-                         f"got shape {mats.shape}")
+        raise ValueError(f"{name}: need one {graph.d} x m channel per profile ({graph.k} of "
+                         f"them), got shape {mats.shape}")
     return mats
 
 
@@ -125,7 +174,8 @@ def output_laws(graph: ProfileGraph, matrices: ArrayLike) -> np.ndarray:
     >>> output_laws(ProfileGraph([0.2], []), flip_channels([0.5])).tolist()
     [[0.5, 0.5]]
     """
-    return np.einsum("kd,kde->ke", graph.profiles, _check_channels(graph, matrices))
+    mats = _check_channels(graph, matrices)
+    return np.einsum("kd,kde->ke", graph.profiles, mats)
 
 
 def expected_accuracy(graph: ProfileGraph, matrices: ArrayLike, prior: ArrayLike) -> float:
@@ -145,7 +195,7 @@ def expected_accuracy(graph: ProfileGraph, matrices: ArrayLike, prior: ArrayLike
 
 
 def _check_prior(graph: ProfileGraph, prior: ArrayLike) -> np.ndarray:
-    weights = np.asarray(prior, dtype=float)
+    weights = check_array(prior, "prior")
     if weights.shape != (graph.k,) or (weights < 0).any() or not np.isclose(weights.sum(), 1):
         raise ValueError(f"prior must be a distribution over the {graph.k} profiles")
     return weights
@@ -163,7 +213,7 @@ def independent_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLik
     >>> pair.d, channel.shape
     (4, (1, 4, 4))
     """
-    a, b = _check_channels(graph, first), _check_channels(graph, second)
+    a, b = _check_channels(graph, first, "first"), _check_channels(graph, second, "second")
     k, d = graph.k, graph.d
     pairs = ProfileGraph(np.einsum("ka,kb->kab", graph.profiles, graph.profiles).reshape(k, d * d),
                          graph.edges)
@@ -189,7 +239,7 @@ def parallel_releases(graph: ProfileGraph, first: ArrayLike, second: ArrayLike,
     >>> joint.d, channel.shape
     (4, (1, 4, 4))
     """
-    a, b = _check_channels(graph, first), _check_channels(graph, second)
+    a, b = _check_channels(graph, first, "first"), _check_channels(graph, second, "second")
     weights = _check_prior(graph, prior)
     k, d = graph.k, graph.d
     second_input = (weights[:, None] * graph.profiles).ravel()  # the pair (J, x2)
@@ -208,9 +258,10 @@ def same_sample_releases(first: ArrayLike, second: ArrayLike) -> np.ndarray:
     >>> same_sample_releases(flip_channels([0.0]), flip_channels([0.0])).shape
     (1, 2, 4)
     """
-    a, b = _stochastic(first), _stochastic(second)
+    a, b = _stochastic(first, "first"), _stochastic(second, "second")
     if a.shape[:2] != b.shape[:2]:
-        raise ValueError(f"the channels must share profiles and inputs, got {a.shape}, {b.shape}")
+        raise ValueError(f"first and second must share profiles and inputs, got {a.shape}, "
+                         f"{b.shape}")
     return np.einsum("kam,kab->kamb", a, b).reshape(a.shape[0], a.shape[1], -1)
 
 
@@ -261,9 +312,9 @@ def _certify(graph: ProfileGraph, mats: np.ndarray, eps: float) -> np.ndarray:
 def _single_edge_flip(p_i: float, p_j: float, eps: float) -> float:
     """Smallest flip in [0, 1/2] meeting both output constraints of one edge, from the two
     equality points (each log-ratio is monotone in the flip; Geumlek & Chaudhuri 2019, proof of
-    Theorem 6)."""
+    Theorem 6); evaluated at ``min(eps, EXP_EPS_CAP)``."""
     low, high = sorted((p_i, p_j))
-    e = math.exp(eps)
+    e = math.exp(min(eps, EXP_EPS_CAP))
     needed = 0.0
     if high > e * low:  # output 1: low + f (1 - 2 low) >= e^-eps (high + f (1 - 2 high))
         needed = max(needed, (high - e * low) / (2 * (high - e * low) + e - 1))
@@ -283,21 +334,23 @@ def two_profile_flip_bound(p_i: float, p_j: float, eps: float) -> float:
     :math:`\varepsilon`, and a fraction counts only when its constraint fails at flip 0 (the
     paper's condition on :math:`p_i, p_j` is garbled in the text; this is what its proof uses).
     Randomized response, :math:`1/(1+e^\varepsilon)`, is the case :math:`p_i = 0, p_j = 1`.
+    Evaluated at :math:`\min(\varepsilon, 700)`: the flip then meets the constraints at every
+    larger budget and is at most :math:`1/(e^{700}-1)\approx10^{-304}`.
 
     >>> round(two_profile_flip_bound(0.0, 1.0, math.log(3)), 12)
     0.25
     """
-    eps_val = float(check_epsilon(eps, positive=True))
-    p = np.array([p_i, p_j], dtype=float)
-    if not np.isfinite(p).all() or ((p < 0) | (p > 1)).any():
-        raise ValueError(f"Bernoulli parameters must lie in [0, 1], got {p_i!r}, {p_j!r}")
-    return _single_edge_flip(float(p[0]), float(p[1]), eps_val)
+    low, high = _bernoulli(p_i, "p_i"), _bernoulli(p_j, "p_j")
+    return _single_edge_flip(low, high, _check_eps(eps))
 
 
 def _bit_polytope(p: np.ndarray, edges: np.ndarray, e: float) -> Polytope:
     """Problem (5) in the flips: for both orientations ``(a, b)`` of every edge,
     ``q_a <= e q_b`` and ``1 - q_a <= e (1 - q_b)`` with ``q = p + alpha (1 - 2p)``, and
-    ``alpha <= 1/2`` (``alpha >= 0`` is implied by the polytope)."""
+    ``alpha <= 1/2`` (``alpha >= 0`` is implied by the polytope). A row that every flip in
+    ``[0, 1/2]`` satisfies binds nothing; when its right-hand side is large (above 1e3, so only
+    for ``e`` above about 1e3) it is dropped, because such numbers upset the projection's
+    solver."""
     k = p.size
     slope = 1 - 2 * p
     oriented = np.concatenate([edges, edges[:, ::-1]])
@@ -305,9 +358,10 @@ def _bit_polytope(p: np.ndarray, edges: np.ndarray, e: float) -> Polytope:
     rows = np.zeros((len(oriented), k))
     np.add.at(rows, (np.arange(len(oriented)), a), slope[a])
     np.add.at(rows, (np.arange(len(oriented)), b), -e * slope[b])
-    return Polytope(np.vstack([rows, -rows, np.eye(k)]),
-                    np.r_[e * p[b] - p[a], (e - 1) - e * p[b] + p[a], np.full(k, 0.5)],
-                    np.zeros((0, k)), np.zeros(0))
+    G = np.vstack([rows, -rows, np.eye(k)])
+    h = np.r_[e * p[b] - p[a], (e - 1) - e * p[b] + p[a], np.full(k, 0.5)]
+    binding = (np.clip(G, 0.0, None).sum(axis=1) / 2 > h) | (h <= 1e3)
+    return Polytope(G[binding], h[binding], np.zeros((0, k)), np.zeros(0))
 
 
 def _channel_polytope(profiles: np.ndarray, edges: np.ndarray, e: float) -> Polytope:
@@ -338,13 +392,13 @@ def two_profile_flip(p_i: float, p_j: float, eps: float) -> float:
     makes a bit from :math:`\mathrm{Bern}(p_i)` and one from :math:`\mathrm{Bern}(p_j)`
     indistinguishable, solving the linearly constrained problem (4) with an LP solver (the
     constraints of :func:`smooth_one_bit`'s problem (5) with both flips equal). The answer is
-    certified.
+    certified (at :math:`\min(\varepsilon,` ``LP_EPS_CAP`` :math:`)`, see the module's note).
 
     >>> round(two_profile_flip(0.3, 0.4, 1.0), 6)
     0.0
     """
-    graph = ProfileGraph([p_i, p_j], [(0, 1)])
-    eps_val = float(check_epsilon(eps, positive=True))
+    graph = ProfileGraph([_bernoulli(p_i, "p_i"), _bernoulli(p_j, "p_j")], [(0, 1)])
+    eps_val = min(_check_eps(eps), LP_EPS_CAP)
     per_profile = _bit_polytope(_as_bernoulli(graph), graph.edges, math.exp(eps_val))
     # one shared flip: the two flip columns of problem (5) add up to the one of problem (4)
     shared = Polytope(per_profile.G.sum(axis=1, keepdims=True), per_profile.h,
@@ -359,12 +413,13 @@ def one_bit_cluster(graph: ProfileGraph, eps: float) -> np.ndarray:
     """Algorithm 2 of Geumlek & Chaudhuri 2019 (One Bit Cluster): every profile flips with the
     largest single-edge flip (Algorithm 1) over the edges of its connected component; isolated
     profiles do not flip. Private because each log-ratio only shrinks as the flip grows towards 1/2
-    (Theorem 6). Returns one flip probability per profile.
+    (Theorem 6). Returns one flip probability per profile, certified at
+    ``min(eps, EXP_EPS_CAP)`` (see the module's note).
 
     >>> one_bit_cluster(ProfileGraph([0.0, 1.0, 0.5], [(0, 1)]), math.log(3)).round(6).tolist()
     [0.25, 0.25, 0.0]
     """
-    eps_val = float(check_epsilon(eps, positive=True))
+    eps_val = min(_check_eps(eps), EXP_EPS_CAP)
     p = _as_bernoulli(graph)
     labels = graph.components()
     flips = np.zeros(graph.k)
@@ -393,12 +448,13 @@ def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
     see :mod:`shuffle_lib._lexicographic` for its accuracy); earlier stages are held within
     ``STAGE_SLACK`` (1e-9) of their optima, which can move the flip of a profile with :math:`p`
     within about 1e-6 of 1/2 by up to about 1e-3 (its report probabilities by about 1e-9). Raises
-    ``RuntimeError`` if a solve fails. The answer is certified.
+    ``RuntimeError`` if a solve fails. The answer is certified (at
+    :math:`\min(\varepsilon,` ``LP_EPS_CAP`` :math:`)`, see the module's note).
 
     >>> smooth_one_bit(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3)).round(6).tolist()
     [0.25, 0.25]
     """
-    eps_val = float(check_epsilon(eps, positive=True))
+    eps_val = min(_check_eps(eps), LP_EPS_CAP)
     p = _as_bernoulli(graph)
     if len(graph.edges) == 0:
         return np.zeros(graph.k)
@@ -428,13 +484,16 @@ def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_of
     minimizer. Every stage is symmetric under relabelling the profiles (with the prior) and,
     simultaneously in every profile, the categories, so the answer follows any relabelling.
     Stages (1)-(2) are LPs (HiGHS), stage (3) a Euclidean projection (Clarabel; see
-    :mod:`shuffle_lib._lexicographic` for its accuracy). The answer is certified.
+    :mod:`shuffle_lib._lexicographic` for its accuracy). The answer is certified (at
+    :math:`\min(\varepsilon,` ``LP_EPS_CAP`` :math:`)`, see the module's note). Raises
+    ``RuntimeError`` if a solve fails.
 
     >>> mats = smooth_categorical(ProfileGraph([0.0, 1.0], [(0, 1)]), math.log(3))
     >>> mats[0, 0].round(6).tolist(), mats[1, 1].round(6).tolist()  # the rows in use
     ([0.75, 0.25], [0.25, 0.75])
     """
-    eps_val = float(check_epsilon(eps, positive=True))
+    check_instance(graph, "graph", ProfileGraph)
+    eps_val = min(_check_eps(eps), LP_EPS_CAP)
     if objective not in ("max_offdiag", "expected_accuracy"):
         raise ValueError(f"objective must be 'max_offdiag' or 'expected_accuracy', "
                          f"got {objective!r}")
@@ -462,13 +521,12 @@ def apply_flips(bits: ArrayLike, profile_index: ArrayLike, flips: ArrayLike,
     >>> apply_flips([0, 1, 1], [0, 0, 1], [0.0, 1.0], rng=0).tolist()
     [0, 1, 0]
     """
-    b = np.asarray(bits)
-    index = np.asarray(profile_index)
     f = flip_channels(flips)[:, 0, 1]
-    if b.shape != index.shape or not np.isin(b, (0, 1)).all():
-        raise ValueError("bits must be 0/1 and match profile_index in shape")
-    if not np.issubdtype(index.dtype, np.integer) or ((index < 0) | (index >= f.size)).any():
-        raise ValueError(f"profile_index must hold integers in 0..{f.size - 1}")
+    b = _indices(bits, "bits", 2, "bits (0/1)")
+    index = _indices(profile_index, "profile_index", f.size, "profile numbers (entries of flips)")
+    if b.shape != index.shape:
+        raise ValueError(f"bits must match profile_index in shape, got {b.shape} and "
+                         f"{index.shape}")
     flip = as_rng(rng).random(b.shape) < f[index]
     return np.where(flip, 1 - b, b).astype(np.int64)
 
@@ -482,14 +540,12 @@ def apply_channel(values: ArrayLike, profile_index: ArrayLike, matrices: ArrayLi
     >>> apply_channel([0, 1], [0, 0], [np.eye(2)], rng=0).tolist()
     [0, 1]
     """
-    mats = _stochastic(matrices)
-    x = np.asarray(values)
-    index = np.asarray(profile_index)
+    mats = _stochastic(matrices, "matrices")
+    x = _indices(values, "values", mats.shape[1], "categories (rows of matrices)")
+    index = _indices(profile_index, "profile_index", mats.shape[0],
+                     "profile numbers (channels of matrices)")
     if x.shape != index.shape:
         raise ValueError("values and profile_index must have the same shape")
-    for name, arr, size in (("values", x, mats.shape[1]), ("profile_index", index, mats.shape[0])):
-        if not np.issubdtype(arr.dtype, np.integer) or ((arr < 0) | (arr >= size)).any():
-            raise ValueError(f"{name} must hold integers in 0..{size - 1}")
     cumulative = np.cumsum(mats[index, x], axis=-1)
     draw = as_rng(rng).random(x.shape)[..., None]
     return np.minimum((draw >= cumulative).sum(axis=-1), mats.shape[2] - 1)

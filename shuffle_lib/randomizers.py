@@ -18,6 +18,7 @@ from shuffle_lib._validation import (
     RngLike,
     as_rng,
     broadcast_per_user,
+    check_array,
     check_categories,
     check_delta,
     check_epsilon,
@@ -27,10 +28,9 @@ from shuffle_lib._validation import (
 from shuffle_lib.accounting.fdp import gdp_mu
 
 CALIBRATIONS = ("classic", "analytic")
-
-
-def _check_bits(bits: ArrayLike) -> np.ndarray:
-    return check_categories(bits, 2, name="bits")
+MAX_CHANNEL_K = 4_096  # krr_channel builds a k x k array of floats (128 MiB at the limit)
+MAX_ESTIMATE_K = 10**7  # krr_frequency_estimate returns k frequencies (80 MB at the limit)
+MAX_SAMPLER_K = 2**62  # k_randomized_response draws shifts in {1, ..., k-1} as int64
 
 
 def randomized_response(bits: ArrayLike, eps: ArrayLike, rng: RngLike = None) -> np.ndarray:
@@ -44,7 +44,7 @@ def randomized_response(bits: ArrayLike, eps: ArrayLike, rng: RngLike = None) ->
     >>> randomized_response([0, 1, 1], eps=50.0, rng=0).tolist()
     [0, 1, 1]
     """
-    bits_arr = _check_bits(bits)
+    bits_arr = check_categories(bits, 2, name="bits")
     eps_arr = broadcast_per_user(check_epsilon(eps), bits_arr.shape, "eps")
     flip = as_rng(rng).random(bits_arr.shape) < expit(-eps_arr)
     return np.where(flip, 1 - bits_arr, bits_arr)
@@ -53,12 +53,13 @@ def randomized_response(bits: ArrayLike, eps: ArrayLike, rng: RngLike = None) ->
 def krr_channel(k: int, eps: float) -> np.ndarray:
     r"""The :math:`k\times k` channel of k-ary randomized response: keep the value with
     probability :math:`e^\varepsilon/(e^\varepsilon+k-1)`, else report one of the other
-    :math:`k-1` values uniformly. ``k = 2`` is binary randomized response.
+    :math:`k-1` values uniformly. ``k = 2`` is binary randomized response. At most
+    ``MAX_CHANNEL_K`` (4096) values: the channel is a dense ``k x k`` array.
 
     >>> krr_channel(2, 0.0).tolist()
     [[0.5, 0.5], [0.5, 0.5]]
     """
-    check_integer(k, "k", 2)
+    check_integer(k, "k", 2, MAX_CHANNEL_K)
     eps_val = float(check_epsilon(eps))
     keep = expit(eps_val - np.log(k - 1))
     other = expit(np.log(k - 1) - eps_val) / (k - 1)  # not (1 - keep): no cancellation at large eps
@@ -72,15 +73,17 @@ def k_randomized_response(
     with probability :math:`e^\varepsilon/(e^\varepsilon+k-1)`, otherwise replace it by one of
     the other :math:`k-1` values chosen uniformly; :math:`\varepsilon`-LDP, exactly.
 
-    ``eps`` is a scalar or one value per user.
+    ``eps`` is a scalar or one value per user; ``k`` is at most ``MAX_SAMPLER_K`` (:math:`2^{62}`,
+    the values and the random shifts are int64).
 
     >>> k_randomized_response([0, 1, 2, 3], k=4, eps=50.0, rng=1).tolist()
     [0, 1, 2, 3]
     """
+    check_integer(k, "k", 2, MAX_SAMPLER_K)
     values_arr = check_categories(values, k)
     eps_arr = broadcast_per_user(check_epsilon(eps), values_arr.shape, "eps")
     gen = as_rng(rng)
-    keep = gen.random(values_arr.shape) < expit(eps_arr - np.log(k - 1))
+    keep = gen.random(values_arr.shape) < expit(eps_arr - np.log(float(k - 1)))
     shift = gen.integers(1, k, size=values_arr.shape)
     return np.where(keep, values_arr, (values_arr + shift) % k)
 
@@ -96,9 +99,7 @@ def laplace_mechanism(
     >>> laplace_mechanism([0.5], eps=1.0, rng=0).shape
     (1,)
     """
-    x_arr = np.asarray(x, dtype=float)
-    if x_arr.size == 0 or not np.isfinite(x_arr).all():
-        raise ValueError(f"x must be a non-empty array of finite numbers, got {x!r}")
+    x_arr = check_array(x, "x")
     eps_arr = broadcast_per_user(check_epsilon(eps, positive=True), x_arr.shape, "eps")
     scale = check_positive(sensitivity, "sensitivity") / eps_arr
     return x_arr + as_rng(rng).laplace(0.0, 1.0, size=x_arr.shape) * scale
@@ -155,9 +156,7 @@ def gaussian_mechanism(
     >>> gaussian_mechanism([0.0, 1.0], eps=0.5, delta=1e-5, rng=0).shape
     (2,)
     """
-    x_arr = np.asarray(x, dtype=float)
-    if x_arr.size == 0 or not np.isfinite(x_arr).all():
-        raise ValueError(f"x must be a non-empty array of finite numbers, got {x!r}")
+    x_arr = check_array(x, "x")
     eps_in = check_epsilon(eps, positive=True)
     delta_in = check_delta(delta, allow_zero=False)
     if eps_in.size == 1 and delta_in.size == 1:
@@ -181,31 +180,41 @@ def rr_frequency_estimate(reports: ArrayLike, eps: ArrayLike) -> float:
     common eps this is exactly the fraction of ones; with personalized eps it is a weighted
     fraction, unbiased for :math:`c` when the bits are drawn Bernoulli(:math:`c`) independently of
     the eps values (the setting of GSPA). The variance with one eps is in
-    :func:`rr_estimate_std`. Needs some :math:`\varepsilon_i>0`.
+    :func:`rr_estimate_std`. Needs some :math:`\varepsilon_i>0` large enough that
+    :math:`\sum_i(1-2q_i)` does not round to 0 (any :math:`\varepsilon_i` above about 1e-16).
 
     >>> rr_frequency_estimate([1, 1, 0, 1], eps=50.0)
     0.75
     """
-    reports_arr = _check_bits(reports)
+    reports_arr = check_categories(reports, 2, name="reports")
     eps_arr = broadcast_per_user(check_epsilon(eps), reports_arr.shape, "eps")
     flip = expit(-eps_arr)
     denominator = float(np.sum(1.0 - 2.0 * flip))
     if denominator <= 0:
-        raise ValueError("every eps is 0: randomized response reports carry no information")
+        raise ValueError(f"every eps is 0 (or below about 1e-16), got {eps!r}: randomized "
+                         "response reports carry no information")
     return float((np.sum(reports_arr) - np.sum(flip)) / denominator)
 
 
 def rr_estimate_std(n: int, eps: ArrayLike) -> np.ndarray | float:
     r"""Standard deviation of :func:`rr_frequency_estimate` for ``n`` users with one eps:
     :math:`\sqrt{q(1-q)/n}/(1-2q)=e^{\varepsilon/2}/(\sqrt n\,(e^\varepsilon-1))`, the same for
-    every dataset (each report has variance :math:`q(1-q)` whatever its input).
+    every dataset (each report has variance :math:`q(1-q)` whatever its input). Above
+    :math:`\varepsilon=700`, where :math:`e^\varepsilon` overflows, numerator and denominator are
+    divided by :math:`e^\varepsilon`: :math:`e^{-\varepsilon/2}/(\sqrt n\,(1-e^{-\varepsilon}))`.
+    An ``eps`` so small that the result (about :math:`1/(\varepsilon\sqrt n)`) overflows, below
+    about 1e-308, raises ``ValueError``.
 
     >>> round(rr_estimate_std(10_000, 1.0), 6)
     0.009595
     """
     check_integer(n, "n", 1)
     eps_arr = check_epsilon(eps, positive=True)
-    result = np.exp(eps_arr / 2 - np.log(n) / 2) / np.expm1(eps_arr)
+    signed = np.where(eps_arr > 700, -eps_arr, eps_arr)  # e^eps overflows beyond about 709.8
+    with np.errstate(over="ignore", divide="ignore"):
+        result = np.exp(signed / 2 - np.log(float(n)) / 2) / np.abs(np.expm1(signed))
+    if not np.isfinite(result).all():
+        raise ValueError(f"eps is too small: the standard deviation overflows, got {eps!r}")
     return scalar_or_array(result)
 
 
@@ -214,16 +223,28 @@ def krr_frequency_estimate(reports: ArrayLike, k: int, eps: float) -> np.ndarray
     :math:`\hat f_v=(\hat c_v/n-q)/(p-q)` with :math:`p=e^\varepsilon/(e^\varepsilon+k-1)`,
     :math:`q=1/(e^\varepsilon+k-1)` and :math:`\hat c_v` the number of reports equal to ``v``
     (Wang et al. 2017, "direct encoding"). Estimates may fall outside [0, 1]; they sum to 1.
+    ``reports`` is a 1-D array; ``k`` is at most ``MAX_ESTIMATE_K`` (1e7, one frequency each).
+    The denominator is computed without cancellation,
+    :math:`p-q=(1-e^{-\varepsilon})/(1+(k-1)e^{-\varepsilon})` (with ``expm1``), so a tiny eps
+    gives the huge but finite estimates it should (about :math:`k/\varepsilon`); an eps so small
+    that they overflow (below about 1e-308) raises ``ValueError``.
 
     >>> krr_frequency_estimate([0, 0, 1, 2], k=3, eps=50.0).tolist()
     [0.5, 0.25, 0.25]
     """
+    check_integer(k, "k", 2, MAX_ESTIMATE_K)
     reports_arr = check_categories(reports, k, name="reports")
+    if reports_arr.ndim != 1:
+        raise ValueError(f"reports must be a 1-D array, got shape {reports_arr.shape}")
     eps_val = float(check_epsilon(eps, positive=True))
-    channel = krr_channel(k, eps_val)
-    keep, other = channel[0, 0], channel[0, 1]
+    other = expit(np.log(k - 1) - eps_val) / (k - 1)  # q = 1 / (e^eps + k - 1)
+    gap = -np.expm1(-eps_val) / (1 + (k - 1) * np.exp(-eps_val))  # p - q
     observed = np.bincount(reports_arr, minlength=k) / reports_arr.size
-    return (observed - other) / (keep - other)
+    with np.errstate(over="ignore"):
+        estimate = (observed - other) / gap
+    if not np.isfinite(estimate).all():
+        raise ValueError(f"eps is too small: the estimates overflow, got {eps!r}")
+    return estimate
 
 
 def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.ndarray | float:

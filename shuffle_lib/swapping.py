@@ -34,11 +34,18 @@ import numpy as np
 import pandas as pd
 from numba import njit
 from numpy.typing import ArrayLike
-from scipy.special import expit
+from scipy.special import expit, xlog1py, xlogy
 
-from shuffle_lib._validation import RngLike, as_rng, check_integer, check_probability
+from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
+    check_instance,
+    check_integer,
+    check_probability,
+    check_real,
+)
 from shuffle_lib.divergences import unordered_dataset
-from shuffle_lib.permutations import fill_uniform_derangement, log_derangements
+from shuffle_lib.permutations import _fill_uniform_derangement, log_derangements
 
 Columns = str | Sequence[str]
 UnorderedDataset = tuple[tuple, ...]
@@ -48,7 +55,11 @@ MAX_EXACT_UNIVERSE = 2_000  # pairwise losses visit every pair of the universe
 
 
 def _column_list(spec: Columns, name: str, records: pd.DataFrame) -> list[str]:
-    columns = [spec] if isinstance(spec, str) else list(spec)
+    """``spec`` (a column name or a list or tuple of names) as a list of columns of ``records``."""
+    names = [spec] if isinstance(spec, str) else spec
+    if not (isinstance(names, list | tuple) and all(isinstance(c, str) for c in names)):
+        raise TypeError(f"{name} must be a column name or a list of column names, got {spec!r}")
+    columns = list(names)
     if not columns:
         raise ValueError(f"{name} must name at least one column")
     unknown = [c for c in columns if c not in records.columns]
@@ -63,8 +74,7 @@ def _column_list(spec: Columns, name: str, records: pd.DataFrame) -> list[str]:
 def _check_records(records: pd.DataFrame, match_key: Columns, swap_var: Columns
                    ) -> tuple[list[str], list[str]]:
     """Validate the frame and the two column roles; return them as lists."""
-    if not isinstance(records, pd.DataFrame):
-        raise ValueError(f"records must be a pandas DataFrame, got {type(records).__name__}")
+    check_instance(records, "records", pd.DataFrame)
     if records.empty:
         raise ValueError("records is empty: there is nothing to swap")
     match = _column_list(match_key, "match_key", records)
@@ -94,7 +104,8 @@ def stratum_codes(records: pd.DataFrame, match_key: Columns) -> np.ndarray:
     >>> stratum_codes(frame, "size").tolist()
     [0, 1, 0]
     """
-    if not isinstance(records, pd.DataFrame) or records.empty:
+    check_instance(records, "records", pd.DataFrame)
+    if records.empty:
         raise ValueError("records must be a non-empty pandas DataFrame")
     match = _column_list(match_key, "match_key", records)
     codes = np.zeros(len(records), np.int64)
@@ -135,7 +146,7 @@ def _swap_sources(codes: np.ndarray, n_strata: int, p: float, gen: np.random.Gen
                     k += 1
         if k == 0:
             continue
-        fill_uniform_derangement(perm[:k], gen)
+        _fill_uniform_derangement(perm[:k], gen)
         for i in range(k):
             source[chosen[i]] = chosen[perm[i]]
     return source
@@ -180,7 +191,8 @@ def largest_stratum(records: pd.DataFrame, match_key: Columns) -> int:
     >>> largest_stratum(frame, "size")
     2
     """
-    if not isinstance(records, pd.DataFrame) or records.empty:
+    check_instance(records, "records", pd.DataFrame)
+    if records.empty:
         raise ValueError("records must be a non-empty pandas DataFrame")
     match = _column_list(match_key, "match_key", records)
     grouped = records.groupby(match, dropna=False)
@@ -199,8 +211,14 @@ def swapping_epsilon(b: ArrayLike, p: ArrayLike) -> np.ndarray | float:
               \ln o & \text{above},\end{cases}
 
     that is :math:`\max\{\ln(b+1)-\ln o,\ \ln o\}` for every :math:`p\in(0,1)` (for
-    :math:`p\le 1/2` the first term is the larger), and :math:`+\infty` at :math:`p\in\{0,1\}`
-    when :math:`b>0` (no finite budget holds there). Computed as
+    :math:`p\le 1/2` the first term is the larger). At :math:`p\in\{0,1\}` with :math:`b>0` the
+    formula gives :math:`+\infty`: a correct upper bound, but possibly a loose one. Some
+    universes then have no finite budget (at :math:`p=1` a stratum of two records that differ in
+    both the held and the swap value is always swapped, so each of its two pairings is sent to the
+    other), while others have one: two records of a stratum that differ only in the held value
+    (or only in the swap value) make a one-dataset universe, budget 0, and four records with
+    distinct held values and swap values A, A, B, B have the exact budget :math:`\ln 2` at
+    :math:`p=1` (:func:`exact_swapping_epsilon`). Computed as
     :math:`\ln o=\ln p-\operatorname{log1p}(-p)`, so :math:`b` up to :math:`10^8` and :math:`p`
     near 0 or 1 stay accurate. Broadcasts over ``b`` and ``p``.
 
@@ -254,10 +272,11 @@ def swap_rates_for_epsilon(b: int, eps: float) -> tuple[float, float]:
     """
     size = check_integer(b, "b", 1)
     smallest, _ = minimum_swapping_epsilon(size)
-    if not np.isfinite(eps) or eps < smallest - 1e-12:
+    eps = check_real(eps, "eps")
+    if eps < smallest - 1e-12:
         raise ValueError(f"eps = {eps!r} is not attainable with b = {size}: every swap rate gives "
                          f"at least ln(b+1)/2 = {smallest:.6g}")
-    eps = max(float(eps), smallest)
+    eps = max(eps, smallest)
     return float(expit(math.log1p(size) - eps)), float(expit(eps))
 
 
@@ -409,19 +428,23 @@ class _StratumTables:
     def log_law(self, p: float) -> np.ndarray:
         r"""``[u, z]`` = :math:`\ln\Pr(T(u)=z)`: every permutation moving :math:`k` records has
         probability :math:`p^k(1-p)^{m-k}/(1-mp(1-p)^{m-1})\cdot 1/!k` (as in
-        :func:`swap_output_distribution`)."""
+        :func:`swap_output_distribution`). Summed in log space, one :math:`k` at a time, so a
+        rate like :math:`p=10^{-300}` (where :math:`p^k` underflows) gives finite logarithms."""
         size, m = len(self.members), len(self.members[0])
         if m < 2:
             return np.zeros((1, 1))
-        counts = np.rint(np.exp(log_derangements(np.arange(m + 1))))
-        counts[1] = 1.0  # no permutation moves exactly one record
-        normalizer = 1.0 - m * p * (1.0 - p) ** (m - 1)
-        weight = p**self.moved * (1.0 - p) ** (m - self.moved) / normalizer / counts[self.moved]
-        flat = (np.arange(size)[:, None] * size + self.target).ravel()
-        law = np.bincount(flat, weights=np.broadcast_to(weight, self.target.shape).ravel(),
-                          minlength=size * size).reshape(size, size)
-        with np.errstate(divide="ignore"):
-            return np.log(law)
+        k = np.arange(m + 1)
+        log_counts = log_derangements(k)
+        log_counts[1] = 0.0  # no permutation moves exactly one record
+        log_weight = (xlogy(k, p) + xlog1py(m - k, -p) - math.log1p(-m * p * (1.0 - p) ** (m - 1))
+                      - log_counts)
+        flat = np.arange(size)[:, None] * size + self.target
+        log_law = np.full(size * size, -np.inf)
+        for moved in np.unique(self.moved):
+            number = np.bincount(flat[:, self.moved == moved].ravel(), minlength=size * size)
+            with np.errstate(divide="ignore"):
+                log_law = np.logaddexp(log_law, np.log(number) + log_weight[moved])
+        return log_law.reshape(size, size)
 
 
 @functools.lru_cache(maxsize=128)
@@ -547,9 +570,10 @@ def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: 
     r"""The smallest :math:`\varepsilon` with
     :math:`\Pr(T(\mathbf X)=\mathbf Z)\le e^{\varepsilon d^u_{\text{HamS}}(\mathbf X,\mathbf X')}
     \Pr(T(\mathbf X')=\mathbf Z)` on the invariant universe of ``records``, by exhaustive
-    enumeration (:func:`pairwise_swapping_losses`); 0 when the universe has one dataset. The
-    theorem of Bailie et al. says it never exceeds :func:`swapping_epsilon` of
-    :func:`largest_stratum`.
+    enumeration (:func:`pairwise_swapping_losses`); 0 when the universe has one dataset, and
+    ``inf`` when no finite budget exists (at :math:`p=0`, where :math:`T(\mathbf X)=\mathbf X`,
+    as soon as the universe has two datasets). The theorem of Bailie et al. says it never exceeds
+    :func:`swapping_epsilon` of :func:`largest_stratum`.
 
     >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
     >>> round(exact_swapping_epsilon(frame, "size", "county", 0.5), 4)
@@ -561,13 +585,19 @@ def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: 
     return float((losses["loss"] / losses["distance"]).max())
 
 
+def _inverse_derangements(k: int) -> float:
+    """:math:`1/!k`, which underflows to exactly 0.0 from :math:`k=178` on (so from 200 on it is
+    not computed, and ``k`` may be any integer, e.g. :math:`10^{30}`)."""
+    return math.exp(-float(log_derangements(k))) if k < 200 else 0.0
+
+
 def _log_derangement_step(k: int, step: int) -> float:
     r""":math:`\ln(!(k+\ell)/!k)` for :math:`\ell=` ``step`` in {1, 2}, without cancellation, from
     the recurrence :math:`!(i+1)=(i+1)\,!i+(-1)^{i+1}`:
 
     .. math:: \frac{!(k+1)}{!k}=(k+1)\Bigl(1+\frac{(-1)^{k+1}}{(k+1)\,!k}\Bigr),\qquad
               \frac{!(k+2)}{!k}=(k+1)(k+2)\Bigl(1-\frac{(-1)^{k}}{(k+2)\,!k}\Bigr)."""
-    inverse = math.exp(-float(log_derangements(k)))  # 1/!k, underflows to 0 for large k
+    inverse = _inverse_derangements(k)
     sign = 1.0 if k % 2 == 0 else -1.0
     if step == 1:
         return math.log(k + 1) + math.log1p(-sign * inverse / (k + 1))
@@ -584,8 +614,12 @@ def swapping_epsilon_lower_bound(b: int, p: ArrayLike) -> np.ndarray | float:
 
     In such a stratum every output is :math:`\pi(\mathbf X)` for exactly one permutation
     :math:`\pi`, of probability proportional to :math:`o^k/!k` (:math:`k` records moved,
-    :math:`o=p/(1-p)`). Two datasets at distance 2 differ by a transposition :math:`\tau`, and
-    :math:`\sigma\mapsto\sigma\circ\tau` takes :math:`k` to :math:`k'` with
+    :math:`o=p/(1-p)`). Two datasets at distance 2 differ by a transposition :math:`\tau`,
+    :math:`\mathbf X'=\tau(\mathbf X)`; as in :func:`swap` (record :math:`i` receives the swap value
+    of record :math:`\sigma(i)`), :math:`\sigma(\tau(\mathbf X))=(\tau\circ\sigma)(\mathbf X)`, so
+    the permutation :math:`\sigma` applied to :math:`\mathbf X'` gives the output of
+    :math:`\tau\circ\sigma` applied to :math:`\mathbf X`, and :math:`\sigma\mapsto\tau\circ\sigma`
+    takes :math:`k` to :math:`k'` with
     :math:`(k,k')\in\{(k,k+2): k\in\{0,2,3,\dots,b-2\}\}\cup\{(k,k+1): 2\le k\le b-1\}`, their
     reverses, or :math:`k'=k`. So, with :math:`x=\ln o`,
 
@@ -644,7 +678,7 @@ def swapping_bound_slack(b: int) -> float:
         return math.log(3)
     if size == 3:
         return math.log(4)
-    inverse = math.exp(-float(log_derangements(size - 2)))
+    inverse = _inverse_derangements(size - 2)
     sign = 1.0 if size % 2 == 0 else -1.0
     return 0.5 * math.log1p((3 * size + 1) / (size * (size - 1))) - 0.5 * math.log1p(
         -sign * inverse / size)

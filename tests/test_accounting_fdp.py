@@ -206,3 +206,43 @@ def test_tradeoff_chain_is_exact_for_gaussian_shifts() -> None:
 def test_tradeoff_chain_rejects_functions_leaving_the_unit_interval() -> None:
     with pytest.raises(ValueError, match="f\\(alpha\\)"):
         tradeoff_chain(lambda a: a + 2, lambda a: a, 0.5)
+
+
+# Hostile input (issue: clear errors for bad input, no silent NaN, no hangs)
+
+
+def test_gdp_delta_at_the_audited_extremes_is_the_smallest_double() -> None:
+    # exact delta far below 5e-324 (a = eps / mu - mu / 2 is astronomically large): formerly NaN
+    assert gdp_delta(1e-300, 1.0) == 5e-324
+    assert gdp_delta(1.0, 1e300) == 5e-324
+
+
+def test_gdp_mu_at_a_subnormal_eps_is_the_eps_zero_answer() -> None:
+    # the bracket ln(2 eps / ...) underflowed: "math domain error" from math.log
+    tiny, zero = gdp_mu(5e-324, 1e-5), gdp_mu(0.0, 1e-5)
+    assert zero <= tiny <= zero * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("bad", [None, 3.5, "x"])
+def test_tradeoff_chain_refuses_what_is_not_callable(bad) -> None:
+    def f(a):
+        return gdp_tradeoff(1.0, a)
+
+    with pytest.raises(TypeError, match="f must be a callable"):
+        tradeoff_chain(bad, f, 0.1)
+    with pytest.raises(TypeError, match="g must be a callable"):
+        tradeoff_chain(f, bad, 0.1)
+
+
+def test_gdp_compose_and_group_do_not_overflow_silently() -> None:
+    assert gdp_compose([1e300, 1e300]) == pytest.approx(np.sqrt(2) * 1e300, rel=1e-15)
+    assert gdp_compose([3e-300, 4e-300]) == pytest.approx(5e-300, rel=1e-15)  # squares underflow
+    with pytest.raises(ValueError, match="mus"):
+        gdp_compose([1.5e308, 1.5e308])
+    with pytest.raises(ValueError, match="k \\* mu"):
+        gdp_group(1e308, 3)
+
+
+def test_distributions_given_as_strings_are_a_type_error() -> None:
+    with pytest.raises(TypeError, match="p must be"):
+        tradeoff_from_distributions(np.array(["a", "b"]), [0.5, 0.5], 0.1)

@@ -237,3 +237,104 @@ def test_pure_dp_implies_half_eps_squared_zcdp_on_rr() -> None:
 def test_bad_input_raises_for_new_accountants(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# Hostile input (issue: clear errors for bad input, no silent NaN, no hangs)
+
+
+def _exact_composed_rr_delta(eps0: float, k: int, eps: float) -> float:
+    """delta(eps) of k-fold eps0-RR from its privacy loss (2x - k) eps0, in 60 digits."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        keep = mpmath.e**eps0 / (1 + mpmath.e**eps0)
+        total = mpmath.mpf(0)
+        for x in range(k + 1):
+            loss = (2 * x - k) * mpmath.mpf(eps0)
+            if loss > eps:
+                weight = mpmath.binomial(k, x) * keep**x * (1 - keep) ** (k - x)
+                total += weight * (1 - mpmath.e ** (eps - loss))
+        return float(total)
+
+
+def test_optimal_composition_survives_the_underflow_of_the_second_law() -> None:
+    # Bin(1000, 1 - p) underflows on the bulk of Bin(1000, p) at eps0 = 2: the old float
+    # hockey-stick returned delta = 1 at eps = 1800 (exact 1.6e-14) and epsilon = k eps0 = 2000
+    exact = _exact_composed_rr_delta(2.0, 1000, 1800.0)
+    assert optimal_composition_delta(2.0, 1000, 1800.0) == pytest.approx(exact, rel=1e-10)
+    eps = optimal_composition_epsilon(2.0, 1000, 1e-6)
+    assert _exact_composed_rr_delta(2.0, 1000, eps) <= 1e-6
+    assert _exact_composed_rr_delta(2.0, 1000, eps * (1 - 1e-9)) > 1e-6
+    assert eps < 1800
+
+
+def test_optimal_composition_at_delta_zero_is_exactly_k_eps0() -> None:
+    # the extreme outcome's probability underflows, but it is possible: pure DP needs k eps0
+    assert optimal_composition_epsilon(0.01, 2000, 0.0) == 2000 * 0.01
+    with pytest.raises(ValueError, match="delta must be 0 or at least 1e-300"):
+        optimal_composition_epsilon(0.5, 10, 1e-310)
+
+
+@pytest.mark.parametrize("k", [10**12, 10**30])
+def test_optimal_composition_refuses_k_beyond_its_limit_instead_of_allocating(k: int) -> None:
+    for call in (optimal_composition_delta, optimal_composition_epsilon):
+        with pytest.raises(ValueError, match="k must be at most"):
+            call(0.5, k, 0.1)
+
+
+def test_epsilon_for_delta_refuses_tolerances_it_cannot_meet() -> None:
+    p, q = [0.75, 0.25], [0.25, 0.75]
+    for tol in (0.0, 1e-300, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="tol"):
+            epsilon_for_delta(p, q, 0.1, tol=tol)
+    with pytest.raises(TypeError, match="tol"):
+        epsilon_for_delta(p, q, 0.1, tol="1e-12")
+    # the smallest accepted tolerance ends (the bracket reaches adjacent doubles)
+    assert epsilon_for_delta(p, q, 0.1, tol=2.3e-16) == pytest.approx(
+        epsilon_for_delta(p, q, 0.1), abs=1e-11)
+
+
+def test_wrong_types_are_refused_with_a_type_error() -> None:
+    with pytest.raises(TypeError, match="p must be"):
+        hockey_stick_divergence(["a", "b"], [0.5, 0.5], 0.0)
+    with pytest.raises(TypeError, match="channel"):
+        channel_epsilon("x")
+    with pytest.raises(TypeError, match="alpha"):
+        renyi_divergence([0.5, 0.5], [0.5, 0.5], None)
+    with pytest.raises(TypeError, match="pairs"):  # a float row index is not truncated to 0
+        channel_epsilon([[0.75, 0.25], [0.25, 0.75]], pairs=[(0.5, 1)])
+
+
+def test_hockey_stick_counts_exclusive_outcomes_when_e_to_the_eps_overflows() -> None:
+    # e^800 overflows; inf * 0 used to be NaN and drop the outcome that Q cannot produce
+    assert hockey_stick_divergence([0.5, 0.5], [1.0, 0.0], 800.0) == 0.5
+
+
+def test_composition_results_beyond_the_float_range_are_errors_not_infinities() -> None:
+    with pytest.raises(ValueError, match="eps=1e\\+300"):
+        advanced_composition(1e300, 0.0, 100, 1e-5)
+    with pytest.raises(ValueError, match="eps=1e\\+308"):
+        group_privacy(1e308, 0.0, 3)
+    with pytest.raises(ValueError, match="eps sum beyond"):
+        basic_composition([1.5e308, 1.5e308], 0.0)
+    # a subnormal slack: 1 / slack overflows, its logarithm does not
+    eps, _ = advanced_composition(0.1, 0.0, 100, 5e-324)
+    assert eps == pytest.approx(np.sqrt(200 * 744.44007) * 0.1 + 10 * np.expm1(0.1), rel=1e-6)
+
+
+def test_basic_composition_names_delta_when_its_shape_does_not_fit() -> None:
+    with pytest.raises(ValueError, match="delta must be a scalar or have the shape of eps"):
+        basic_composition(0.5, [1e-6, 0.0])
+    with pytest.raises(ValueError, match="delta must be a scalar or have the shape of eps"):
+        basic_composition([0.5, 0.25], [[1e-6, 0.0]])
+
+
+def test_epsilon_for_delta_beyond_the_overflow_of_e_to_the_eps() -> None:
+    # Q(o) = 1e-320 with P(o) = 1/2: e^eps Q(o) was inf * 1e-320 = inf past eps = 709.78, so the
+    # bisection stopped there, below the exact ln(0.25 / 1e-320) = 735.44 (unsafe)
+    p, q = [0.5, 0.5], [1.0, 1e-320]
+    exact = math.log(0.25) - math.log(1e-320)
+    assert epsilon_for_delta(p, q, 0.25) == pytest.approx(exact, rel=1e-11)
+    assert epsilon_for_delta(p, q, 0.25) >= exact * (1 - 1e-15)
+    assert hockey_stick_divergence(p, q, 720.0) == pytest.approx(
+        0.5 - math.exp(720.0 + math.log(1e-320)), rel=1e-12)

@@ -26,6 +26,7 @@ from shuffle_lib.accounting.high_precision import (
     binomial_upper_tail,
     clone_delta,
     clone_delta_by_enumeration,
+    clone_pair_laws,
     clone_probability_mp,
     shuffled_rr_delta,
 )
@@ -170,3 +171,57 @@ def test_personalized_bound_with_equal_levels_matches_the_reference() -> None:
     eps0, n, delta = 1.5, 3000, 1e-30
     eps = personalized_numerical_epsilon(np.full(n, eps0), 0.0, delta)
     _check_upper(eps, eps0, n, delta, clone_probability_mp(eps0, "stronger"))
+
+
+# Hostile input (issue: clear errors for bad input, no silent NaN, no hangs)
+
+
+@pytest.mark.parametrize(("call", "limit"), [
+    (lambda: clone_delta(0.0, 1.0, 10**12, clone_probability_mp(1.0)), "n must be at most"),
+    (lambda: binomial_upper_tail(10**12, 5 * 10**11), "c must be at most"),
+    (lambda: shuffled_rr_delta(0.0, 1.0, 10**12, 0), "n must be at most"),
+    (lambda: shuffled_rr_delta(0.0, 1.0, 201, 0), "n must be at most 200"),
+    (lambda: clone_delta_by_enumeration(0.0, 1.0, 201, clone_probability_mp(1.0)), "n must be"),
+])
+def test_the_mpmath_routes_refuse_sizes_that_would_run_for_minutes(call, limit: str) -> None:
+    with pytest.raises(ValueError, match=limit):
+        call()
+
+
+def test_clone_delta_refuses_more_counts_than_its_budget() -> None:
+    # 1e8 users at q = e^-1: about 110,000 counts above 1e-30; refused after the budget, in about
+    # a second, instead of minutes
+    with pytest.raises(ValueError, match="clone counts above the cutoff"):
+        clone_delta(0.0, 1.0, 10**8, clone_probability_mp(1.0))
+
+
+def test_binomial_upper_tail_below_the_centre_is_fast_and_exact() -> None:
+    # summing upward from x = 1 took c / 2 terms (minutes at c = 1e8); the mirror law takes few
+    assert binomial_upper_tail(10**8, 1) == 1 - mp.mpf(2) ** -(10**8)
+    with mp.workdps(40):
+        direct = mp.fsum(mp.binomial(300, y) for y in range(120, 301)) / mp.mpf(2) ** 300
+        assert mp.almosteq(binomial_upper_tail(300, 120), direct, 1e-38)
+
+
+def test_clone_probability_one_is_a_point_mass_not_a_division_by_zero() -> None:
+    q = clone_probability_mp(1e-300)  # rounds to 1 in 40 digits: all 4 others send clones
+    # H = tanh(eps0 / 2) sum_x (b(x - 1) - b(x))_+ for B ~ Bin(4, 1/2): (2 + 3 + 1) / 16
+    with mp.workdps(40):
+        exact = mp.tanh(mp.mpf(1e-300) / 2) * mp.mpf(6) / 16
+        assert mp.almosteq(clone_delta(0.0, 1e-300, 5, q), exact, 1e-30)
+
+
+@pytest.mark.parametrize(("q", "error"), [(None, TypeError), ("x", TypeError), (True, TypeError),
+                                          (3.5, ValueError), (-0.1, ValueError),
+                                          (mp.mpf("nan"), ValueError)])
+def test_q_must_be_a_probability(q, error) -> None:
+    with pytest.raises(error, match="q must"):
+        clone_delta(0.0, 1.0, 2, q)
+    with pytest.raises(error, match="q must"):
+        clone_pair_laws(1.0, 2, q)
+
+
+def test_the_tail_threshold_must_be_an_integer() -> None:
+    for x in (2.5, "1", None, True):
+        with pytest.raises(TypeError, match="x must be an integer"):
+            binomial_upper_tail(2, x)

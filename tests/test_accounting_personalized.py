@@ -299,7 +299,7 @@ def test_liu23_matches_its_quadratic_definition_and_fmt21_for_equal_levels(
     [
         (lambda: personalized_numerical_epsilon([1.0, 1.0], 0.0, 0.0), "delta"),
         (lambda: personalized_numerical_epsilon([1.0, 1.0], 0.0, 1e-6, target=5), "target"),
-        (lambda: personalized_numerical_epsilon([1.0, -1.0], 0.0, 1e-6), "eps must be >= 0"),
+        (lambda: personalized_numerical_epsilon([1.0, -1.0], 0.0, 1e-6), "eps_i must be >= 0"),
         (lambda: personalized_numerical_epsilon([[1.0, 1.0]], 0.0, 1e-6), "1-D"),
         (lambda: shuffled_personalized_rr_delta(0.1, [1.0, 1.0], 0, [0, 2]), "others_bits"),
         (lambda: shuffled_personalized_rr_epsilon([1.0, 1.0], 1e-6, 0, [0]), "others_bits"),
@@ -366,3 +366,50 @@ def test_population_counts_are_validated(counts: list) -> None:
 def test_population_counts_reject_an_empty_target_level() -> None:
     with pytest.raises(ValueError, match="no users"):
         personalized_numerical_epsilon([0.5, 1.0], 0.0, 1e-6, target=1, counts=[10, 0])
+
+
+# Hostile input (issue: clear errors for bad input, no silent NaN, no hangs)
+
+
+def test_normal_approximation_error_refuses_what_it_cannot_compute() -> None:
+    # a Gaussian far narrower than a unit cell fell between the quadrature nodes: (1.0, 1.0)
+    # where the error is about 0
+    with pytest.raises(ValueError, match=r"standard deviation below 0\.5"):
+        gspa_normal_approximation_error(50.0, 1000)
+    # the grid would have held 6e9 cells (45 GiB)
+    with pytest.raises(ValueError, match="points per axis"):
+        gspa_normal_approximation_error(1.0, 10**8)
+
+
+def test_messages_name_the_per_user_arguments() -> None:
+    with pytest.raises(ValueError, match="eps_i must hold the levels of at least 2 users"):
+        liu23_epsilon([1.0], 1e-6)
+    with pytest.raises(ValueError, match="delta_i"):
+        personalized_clone_delta(0.1, [1.0, 1.0, 1.0], [0.0, 0.0], target=0)
+    with pytest.raises(TypeError, match="delta_i"):
+        gspa_epsilon([1.0, 1.0], "0.0", 1e-6)
+    with pytest.raises(ValueError, match="eps must hold"):
+        gspa_mu(1.0)
+
+
+def test_limits_of_the_sampler_and_of_the_certified_accountants() -> None:
+    with pytest.raises(ValueError, match="size must be at most"):
+        sample_personalized_reduction([1.0, 0.5, 2.0], 0.0, 0, size=10**12)
+    with pytest.raises(ValueError, match="random numbers"):
+        sample_personalized_reduction(np.ones(10_001), 0.0, 0, size=10**6)
+    # the truncation 1e-12 delta underflowed to 0 ("tail must lie in (0, 1)")
+    with pytest.raises(ValueError, match="delta must lie in \\[1e-150"):
+        personalized_numerical_epsilon([1.0, 1.0], 0.0, 5e-324)
+
+
+def test_levels_too_small_for_the_population_are_a_value_error() -> None:
+    # formerly a FloatingPointError from inside the divergence
+    with pytest.raises(ValueError, match="eps_i"):
+        personalized_clone_delta(0.0, np.full(10**5, 1e-12), 0.0, 0)
+
+
+def test_gspa_mu_beyond_the_float_range_is_an_error_not_an_infinity() -> None:
+    with pytest.raises(ValueError, match="mu exceeds the float range"):
+        gspa_mu([1500.0, 1500.0])
+    with pytest.raises(ValueError, match="above the supported"):
+        gspa_epsilon([40.0, 40.0], 0.0, 1e-6)

@@ -276,3 +276,69 @@ def test_a_non_finite_probability_is_an_error_not_a_zero() -> None:
 
     with pytest.raises(FloatingPointError):
         binomial_sf(np.array([3]), np.array([10]), float("nan"))
+
+
+# Hostile input (issue: clear errors for bad input, no silent NaN, no hangs)
+
+
+@pytest.mark.parametrize("n", ["3", "100000", True, None])
+def test_n_of_the_wrong_type_is_refused(n) -> None:
+    # a string n was read as a number of users
+    calls = (lambda: fmt21_validity_limit(n, 1e-6),
+             lambda: fmt21_regime_approximation(0.1, n, 1e-6, "small"),
+             lambda: fmt21_numerical_epsilon(1.0, n, 1e-6),
+             lambda: bbgn19_epsilon(1.0, n, 1e-6))
+    for call in calls:
+        with pytest.raises(TypeError, match="n must be"):
+            call()
+
+
+def test_a_local_level_of_zero_or_subnormal_needs_no_root_search() -> None:
+    # brentq was called with xtol = 1e-6 * eps0 = 0 ("xtol too small")
+    for eps0 in (0.0, 5e-324):
+        assert clone_numerical_epsilon(eps0, 1000, 1e-6) == 0.0
+        assert fmt21_numerical_epsilon(eps0, 1000, 1e-6) == 0.0
+
+
+def test_shuffled_rr_exact_refuses_populations_beyond_its_range() -> None:
+    # the audit's call sat in an uninterruptible convolution
+    for call in (lambda: shuffled_rr_exact_delta(0.5, 1.0, 10**12),
+                 lambda: shuffled_rr_exact_epsilon(1.0, 10**12, 1e-6)):
+        with pytest.raises(ValueError, match="n must be at most"):
+            call()
+
+
+@pytest.mark.parametrize(("n", "size", "limit"), [
+    (100, 10**12, "size must be at most"), (10**30, 5, "n must be at most"),
+])
+def test_sample_clone_pair_refuses_what_it_cannot_allocate(n: int, size: int, limit: str) -> None:
+    with pytest.raises(ValueError, match=limit):
+        sample_clone_pair(1.0, n, size, rng=0)
+
+
+def test_subnormal_delta_and_overflowing_approximations_are_errors() -> None:
+    # ln(4 / delta) was inf: -inf from the validity limit, inf from the regimes, a failed root
+    # search in the blanket bound
+    for call in (lambda: fmt21_validity_limit(1000, 5e-324),
+                 lambda: fmt21_regime_approximation(0.1, 1000, 5e-324, "small"),
+                 lambda: bbgn19_epsilon(1.0, 1000, 5e-324)):
+        with pytest.raises(ValueError, match="delta must be at least 1e-300"):
+            call()
+    with pytest.raises(ValueError, match="eps0 is so large"):
+        fmt21_regime_approximation(1.7e308, 1000, 1e-6, "large")
+
+
+def test_local_epsilon_for_target_checks_its_search_range() -> None:
+    for bad in (float("nan"), 0.0, 1e300):
+        with pytest.raises(ValueError, match="eps0_max"):
+            local_epsilon_for_target(0.5, 10_000, 1e-6, eps0_max=bad)
+
+
+def test_the_floor_stays_below_the_divergence_where_e_to_the_eps_is_huge() -> None:
+    # e^eps was clamped at e^700: past eps = 700 the "floor" exceeded the divergence it bounds
+    from shuffle_lib.accounting._binomial import hockey_stick_floor
+
+    laws = (np.array([0.5, 0.5]), np.array([1.0, 1e-320]))  # privacy loss ln(0.5 / 1e-320) = 736.1
+    exact = 0.5 - np.exp(720.0 + np.log(1e-320))
+    assert hockey_stick_floor(laws, 0.0, 720.0) == pytest.approx(exact, rel=1e-12)
+    assert hockey_stick_floor(laws, 0.0, np.array([740.0, 800.0])).tolist() == [0.0, 0.0]

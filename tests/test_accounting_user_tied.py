@@ -181,3 +181,10 @@ def test_level_tagged_counts_match_the_listed_population() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("floor", ["yes", None, 2])
+def test_level_tagged_floor_must_be_a_bool(floor) -> None:
+    # a string was read as True
+    with pytest.raises(TypeError, match="floor"):
+        level_tagged_rr_epsilon([1.0, 1.0], 1e-6, floor=floor)

@@ -211,3 +211,31 @@ def test_cks_forward_is_an_upper_bound_close_to_the_exact_infimum(rho: float, de
         assert exact > 0
         assert ours >= exact, (ours, exact)
         assert (ours - exact) / exact <= 1e-9, (ours, exact)
+
+
+# Hostile input (issue: clear errors for bad input, no silent NaN, no hangs)
+
+
+def test_gaussian_zcdp_beyond_the_float_range_is_an_error_and_tiny_squares_are_fine() -> None:
+    with pytest.raises(ValueError, match="sigma"):  # rho = 5e599 was returned as inf
+        gaussian_zcdp(1e-300)
+    # both squares overflow (or underflow): inf / inf and 0 / 0 were NaN
+    assert gaussian_zcdp(1e200, 1e200) == 0.5
+    assert gaussian_zcdp(1e-200, 1e-200) == 0.5
+
+
+def test_cks_inverse_at_tiny_and_huge_eps() -> None:
+    # the answer underflows to 0 here (rho ~ eps^2 / (4 ln(1 / delta))): the search evaluated the
+    # conversion at rho = 0 and divided by zero inside scipy's optimizer
+    assert approx_dp_to_zcdp(1e-300, 1e-300, method="cks") == 0.0
+    tiny, zero = approx_dp_to_zcdp(5e-324, 0.5, "cks"), approx_dp_to_zcdp(0.0, 0.5, "cks")
+    assert zero <= tiny <= zero * (1 + 1e-12)
+    for call in (lambda: approx_dp_to_zcdp(1.7e308, 1e-10, method="cks"),
+                 lambda: zcdp_to_approx_dp(1.7e308, 1e-10)):
+        with pytest.raises(ValueError, match="must be at most 1e\\+300"):
+            call()
+
+
+def test_zcdp_compose_overflow_is_an_error() -> None:
+    with pytest.raises(ValueError, match="rhos"):
+        zcdp_compose([1.5e308, 1.5e308])

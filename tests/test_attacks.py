@@ -13,6 +13,7 @@ import shuffle_lib as sl
 from shuffle_lib.attacks import (
     attack_neighbours,
     granularity_accuracy,
+    knn_reconstruction,
     learnability_error,
     local_distributions,
     majority_vote,
@@ -207,3 +208,90 @@ def test_anes96_is_bundled_and_coded() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --------------------------------------------------------------------------- hostile input
+
+
+_SOURCES = np.array([[1, 2], [0, 2], [-1, -1]])
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # index arrays: NaN, non-integer, out-of-range or 2**62 entries are refused, not indexed
+        (lambda: majority_vote([0, 1, 1], [[1.5, 2], [0, 2], [-1, -1]], 2), ValueError,
+         "neighbours must contain whole numbers"),
+        (lambda: majority_vote([0, 1, 1], [[np.nan, 2], [0, 2], [-1, -1]], 2), ValueError,
+         "neighbours must not contain NaN"),
+        (lambda: majority_vote([0, 1, 1], [[2**62, 2], [0, 2], [-1, -1]], 2), ValueError,
+         "neighbours"),
+        (lambda: majority_vote([0, 1, 1], [[3, 2], [0, 2], [-1, -1]], 2), ValueError,
+         "neighbours must be <= 2"),
+        (lambda: majority_vote([0, 1, 1], [[-2, 2], [0, 2], [-1, -1]], 2), ValueError,
+         "neighbours must be >= -1"),
+        (lambda: majority_vote([0, 1, 5], _SOURCES, 2), ValueError, "released must hold values"),
+        (lambda: majority_vote([0, 1, 1], _SOURCES, 10**12), ValueError, "n_categories"),
+        (lambda: majority_vote(np.zeros((10**5, 3), int), _SOURCES, 1000), ValueError,
+         "documented limit"),
+        (lambda: vulnerable([0, 1, 0.5], _SOURCES, [0, 1, 2], 1.0, 2), ValueError,
+         "x must contain whole numbers"),
+        (lambda: vulnerable([0, 1, -1], _SOURCES, [0, 1, 2], 1.0, 2), ValueError, "x must be >= 0"),
+        (lambda: vulnerable([0, 1, 1], 3, [0, 1, 2], 1.0, 2), ValueError, "neighbours must have 2"),
+        (lambda: vulnerable([0, 1, 1], _SOURCES, [0, 1, 2], 1.0, 10**12), ValueError,
+         "n_categories"),
+        (lambda: vulnerable([0, 1, 1], _SOURCES, [0, 1, 2], 1.0, 2, resamples=10**12), ValueError,
+         "resamples x people x n_categories"),
+        (lambda: vulnerable([0, 1, 1], _SOURCES, [0, 1, 2], 1.0, 2, threshold=np.nan), ValueError,
+         "threshold must not be NaN"),
+        (lambda: vulnerable([0, 1, 1], _SOURCES, [0, 1, 2], 1.0, True), TypeError, "n_categories"),
+        (lambda: attack_neighbours([0.0, 1.0], "1.0"), TypeError, "r must be a real number"),
+        (lambda: attack_neighbours([0.0, 1.0], True), TypeError, "r must be a real number"),
+        (lambda: attack_neighbours([0.0, 1.0], 1.0, 10**12), ValueError, "n x k"),
+        (lambda: attack_neighbours([0.0, 1e300], 1.0), ValueError, "t must be <= 1e"),
+        (lambda: attack_neighbours([0.0, 1.0], 1.0, categorical="no"), TypeError, "categorical"),
+        (lambda: local_distributions([0.0, 1.0], [0, np.nan], 1.0, 2), ValueError,
+         "x must not contain NaN"),
+        (lambda: local_distributions([0.0, 1.0], [0, 1], 1.0, 1), ValueError, "n_categories - 1"),
+        (lambda: local_distributions([0.0, 1.0], [0, 1], 1.0, 10**12), ValueError,
+         "n_categories"),
+        (lambda: granularity_accuracy([[0.5, 0.5]], [0.5], 1), ValueError, "x must contain whole"),
+        (lambda: granularity_accuracy("x", [0], 1), TypeError, "probs"),
+        (lambda: relative_tv_error("x", [[1.0, 0.0]]), TypeError, "predicted"),
+        (lambda: knn_reconstruction([0.0, 1.0, 2.0], [0, 1, 1], 4), ValueError, "n_neighbors"),
+    ],
+)
+def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_labels_are_checked_before_the_classifier_is_fitted() -> None:
+    t, x = np.repeat([0.0, 10.0], 100), np.repeat([0, 1], 100)
+    for z, message in [(np.r_[x[:-1], 2], "z must hold each of its values at least twice"),
+                       (-x - 1, "z must be >= 0"), (x + 0.5, "z must contain whole numbers"),
+                       (np.r_[x[:-1], np.nan], "z must not contain NaN"),
+                       (x[:50], r"z must hold one value per person \(200\)")]:
+        with pytest.raises(ValueError, match=message):
+            learnability_error(t, z, x, 1.0, 3, rng=0)
+    with pytest.raises(ValueError, match="eps must lie in"):
+        predicted_distributions(t, x, 2, eps=1e-17, rng=0)  # the channel is singular there
+    with pytest.raises(ValueError, match="n_categories"):
+        learnability_error(t, x, x, 1.0, 10**12, rng=0)
+
+
+def test_the_vote_by_counting_matches_a_loop_over_categories(rng: np.random.Generator) -> None:
+    z = rng.integers(0, 4, (5, 40))
+    sources = rng.integers(-1, 40, (40, 7))
+    votes = majority_vote(z, sources, 4)
+    for draw in range(5):
+        for person in range(40):
+            picked = z[draw, sources[person][sources[person] >= 0]]
+            expected = np.bincount(picked, minlength=4).argmax() if picked.size else -1
+            assert votes[draw, person] == expected
+
+
+def test_knn_reconstruction_reads_the_nearest_released_values() -> None:
+    t = np.concatenate([np.zeros(5), np.full(5, 10.0)])
+    z = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1])
+    assert knn_reconstruction(t, z, 5).tolist() == [0] * 5 + [1] * 5

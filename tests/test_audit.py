@@ -137,7 +137,7 @@ def test_exact_audits_against_closed_forms() -> None:
         (lambda: epsilon_lower_bound(0, 0, 10, confidence=1.0), "confidence"),
         (lambda: epsilon_lower_bound(0, 0, 10, confidence=math.nan), "confidence"),
         (lambda: threshold_attack([0.0, 1.0], [0.0, 1.0, 2.0]), "as many"),
-        (lambda: threshold_attack([0.0, math.nan], [0.0, 1.0]), "finite"),
+        (lambda: threshold_attack([0.0, math.nan], [0.0, 1.0]), "scores_x must not contain NaN"),
         (lambda: threshold_attack([[0.0, 1.0]], [[0.0, 1.0]]), "1-D"),
         (lambda: audit(lambda w, n, g: np.zeros((n, 2)), 10, rng=0), "one number"),
         (lambda: audit(lambda w, n, g: np.zeros(n), 0), "trials"),
@@ -149,5 +149,42 @@ def test_exact_audits_against_closed_forms() -> None:
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    # a value of the wrong type (a float count, a bool, a non-callable) is a TypeError
+    with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: clopper_pearson_upper(-1, 10, 0.95), ValueError, "successes must be >= 0"),
+        (lambda: clopper_pearson_upper(11, 10, 0.95), ValueError, "successes must be <= 10"),
+        (lambda: clopper_pearson_upper(2.5, 10, 0.95), ValueError, "successes must contain whole"),
+        (lambda: clopper_pearson_upper(math.nan, 10, 0.95), ValueError, "successes"),
+        (lambda: clopper_pearson_upper("3", 10, 0.95), TypeError, "successes"),
+        (lambda: clopper_pearson_upper(True, 10, 0.95), TypeError, "successes"),
+        (lambda: clopper_pearson_upper(3, math.nan, 0.95), TypeError, "trials"),
+        (lambda: clopper_pearson_upper(3, 10.0, 0.95), TypeError, "trials"),
+        (lambda: clopper_pearson_upper(3, 10, 1.5), ValueError, "level must lie in"),
+        (lambda: clopper_pearson_upper(3, 10, 0.0), ValueError, "level must lie in"),
+        (lambda: clopper_pearson_upper(3, 10, math.nan), ValueError, "level must not be NaN"),
+        (lambda: clopper_pearson_upper(3, 10, "0.9"), TypeError, "level"),
+        (lambda: audit(lambda w, n, g: np.zeros(n), 10**12), ValueError, "trials must be at most"),
+        (lambda: audit(lambda w, n, g: np.zeros(n), 10, progress="no"), TypeError, "progress"),
+        (lambda: audit(lambda w, n, g: np.zeros(n), 10, confidence=2.0), ValueError, "confidence"),
+        (lambda: threshold_attack(["a", "b"], [0.0, 1.0]), TypeError, "scores_x"),
+        (lambda: exact_epsilon(["a", "b"], [0.5, 0.5]), TypeError, "p must be"),
+        (lambda: worst_pair("x"), TypeError, "laws"),
+        (lambda: worst_pair([[1.0, 0.0], [0.0, 1.0]], pairs=[(0.5, 1)]), TypeError, "pairs"),
+        (lambda: worst_pair([[1.0, 0.0], [0.0, 1.0]], pairs=[(0, 1, 1)]), ValueError, "pairs"),
+    ],
+)
+def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_clopper_pearson_stays_finite_at_the_extremes() -> None:
+    values = clopper_pearson_upper(np.array([0, 5, 10]), 10, 1e-300)
+    assert np.isfinite(values).all() and values[-1] == 1.0
+    assert 0 < float(clopper_pearson_upper(0, 10**12, 0.95)) < 1e-11  # about 3 / n

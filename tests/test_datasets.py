@@ -16,6 +16,10 @@ from shuffle_lib.datasets import (
     adult,
     adult_file_bytes,
     adult_table,
+    anes96,
+    household_trend,
+    synthetic_clusters,
+    synthetic_households,
 )
 
 # md5 sums of the files at archive.ics.uci.edu/ml/machine-learning-databases/adult/, as pinned
@@ -128,3 +132,29 @@ def test_one_dimensional_local_distributions_match_the_radius_groups(
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: synthetic_clusters(10**12), ValueError, "n must be at most 10000000"),
+        (lambda: synthetic_clusters(100, noise=np.nan), ValueError, "noise must not be NaN"),
+        (lambda: synthetic_clusters(100, noise="0.1"), TypeError, "noise"),
+        (lambda: synthetic_households(10**12), ValueError, "n_households must be at most"),
+        (lambda: synthetic_households(10**6, size=100), ValueError, "n_households x size"),
+        (lambda: synthetic_households(3, size=2.5), TypeError, "size"),
+        (lambda: household_trend([0.1, np.nan]), ValueError, "u must not contain NaN"),
+        (lambda: household_trend("0.1"), TypeError, "u must be"),
+        (lambda: adult_file_bytes(None), TypeError, "name"),
+    ],
+)
+def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_anes96_codes_party_and_household_trend_follows_its_formula() -> None:
+    data = anes96()
+    assert np.bincount(data.x).tolist() == [488, 37, 419]
+    u = np.linspace(0, 1, 11)
+    np.testing.assert_allclose(household_trend(u), 0.5 + 0.4 * np.sin(4 * np.pi * u))

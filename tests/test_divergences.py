@@ -82,3 +82,29 @@ def test_bad_input_raises() -> None:
         normalized_renyi_divergence([0.5, 0.5], [0.5, 0.5], max_alpha=1.0)
     with pytest.raises(ValueError, match="same length"):
         normalized_renyi_divergence([0.5, 0.5], [1.0])
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: unordered_dataset("ab"), "rows must be an iterable of rows"),
+        (lambda: unordered_dataset(None), "rows must be an iterable of rows"),
+        (lambda: unordered_dataset(["ab", "cd"]), "rows must hold rows that are sequences"),
+        (lambda: unordered_dataset([(1,), ("a",)]), "rows must hold records that can be ordered"),
+        (lambda: unordered_dataset([([1],)]), "rows must hold rows of hashable fields"),
+        (lambda: symmetric_difference_distance("x", [(1,)]), "x must be an iterable"),
+        (lambda: symmetric_difference_distance([(1,)], 3.5), "y must be an iterable"),
+        (lambda: hamming_set_distance(None, [(1,)]), "x must be an iterable"),
+        (lambda: hamming_set_distance([(1,)], [2]), "y must hold rows"),
+        (lambda: normalized_renyi_divergence(["a", "b"], [0.5, 0.5]), "p must be"),
+        (lambda: normalized_renyi_divergence([0.5, 0.5], [0.5, 0.5], max_alpha="9"), "max_alpha"),
+    ],
+)
+def test_rows_and_laws_of_the_wrong_type_are_refused(call, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_rows_may_be_lists_or_array_rows() -> None:
+    assert symmetric_difference_distance([[1, 2], [3, 4]], np.array([[3, 4], [1, 2]])) == 0
+    assert hamming_set_distance([[1, 2]], [(1, 3)]) == 1.0

@@ -4,14 +4,18 @@ check, groups, widths, sensitivity, preservation."""
 from __future__ import annotations
 
 import itertools
+import math
+import time
 
 import networkx as nx
 import numpy as np
 import pytest
+from scipy.stats import hypergeom
 
 from shuffle_lib.dsigma import (
     DSigmaMechanism,
     bfs_reference_permutation,
+    check_groups,
     empirical_preservation,
     empirical_preservation_of_subsets,
     exhaustive_privacy_loss,
@@ -515,3 +519,128 @@ def test_preservation_of_several_subsets_matches_one_subset_at_a_time() -> None:
     alone = [empirical_preservation(mech, s, 0.1, 30, rng=5) for s in subsets]
     assert together == alone
     assert together[2] == 1.0  # everybody stays among everybody
+
+
+# Hostile input: refused by our own checks with the argument's name, or answered correctly; never
+# a silent truncation, never an error leaking from numpy, scipy, networkx or numba.
+
+_MECH = DSigmaMechanism([[0, 1], [1, 0], [2, 3], [3, 2]], alpha=1.0)
+
+
+def test_graph_radius_beyond_the_diameter_costs_nothing_more() -> None:
+    graph = nx.path_graph(40)
+    start = time.perf_counter()
+    huge = groups_from_graph(graph, 10**7)
+    per_node = groups_from_graph(graph, np.full(40, 2**61))
+    assert time.perf_counter() - start < 1.0
+    expected = groups_from_graph(graph, 39)
+    assert all(np.array_equal(a, b) for a, b in zip(huge, expected, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(per_node, expected, strict=True))
+    assert all(g.tolist() == list(range(40)) for g in huge)
+    weighted = nx.path_graph(3)
+    nx.set_edge_attributes(weighted, 0, "weight")  # path length ignores weights
+    assert [g.tolist() for g in groups_from_graph(weighted, 1)] == [[0, 1], [0, 1, 2], [1, 2]]
+    parallel = nx.MultiGraph([(0, 1)] * 256 + [(1, 2)])  # 256 edges must not wrap around to 0
+    assert [g.tolist() for g in groups_from_graph(parallel, 1)] == [[0, 1], [0, 1, 2], [1, 2]]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: groups_from_graph(None, 1), TypeError, "graph"),
+        (lambda: groups_from_graph(3.5, 1), TypeError, "graph"),
+        (lambda: groups_from_graph("x", 1), TypeError, "graph"),
+        (lambda: groups_from_graph(nx.DiGraph([(0, 1)]), 1), ValueError, "undirected"),
+        (lambda: groups_from_graph(nx.path_graph(3), 1.5), ValueError, "r must"),  # not 1
+        (lambda: groups_from_graph(nx.path_graph(3), 1.0), ValueError, "r must"),
+        (lambda: groups_from_graph(nx.path_graph(3), True), TypeError, "r must"),
+        (lambda: groups_from_graph(nx.path_graph(3), "2"), TypeError, "r must"),
+        (lambda: groups_from_graph(nx.path_graph(3), [1, 2]), ValueError, "radii r"),
+        (lambda: groups_from_forest(None), TypeError, "forest"),
+        (lambda: groups_from_forest("x"), TypeError, "forest"),
+        (lambda: groups_from_forest(nx.DiGraph([(0, 1)])), ValueError, "forest must"),
+        (lambda: check_groups(None), TypeError, "groups"),
+        (lambda: check_groups(3.5), TypeError, "groups"),
+        (lambda: check_groups("x"), TypeError, "groups"),
+        (lambda: check_groups([[0, 1.5], [1]]), ValueError, r"groups\[0\]"),  # not [0, 1]
+        (lambda: check_groups([[0.0], [1.0]]), ValueError, r"groups\[0\]"),
+        (lambda: check_groups([[0, True], [1]]), TypeError, r"groups\[0\]"),
+        (lambda: check_groups([[0, np.nan], [1]]), ValueError, r"groups\[0\]"),
+        (lambda: check_groups([[0, 2**62], [1]]), ValueError, r"groups\[0\] has an index"),
+        (lambda: check_groups([[0], [1]], n=10**12), ValueError, "one group per person"),
+        (lambda: bfs_reference_permutation(None), TypeError, "groups"),
+        (lambda: group_widths([0, 1], 3.5), TypeError, "groups"),
+        (lambda: rescaled_alpha(_MECH, None), TypeError, "other_groups"),
+        (lambda: rescaled_alpha(_MECH, "x"), TypeError, "other_groups"),
+        (lambda: rescaled_alpha(None, [[0], [1], [2], [3]]), TypeError, "mechanism"),
+        (lambda: empirical_preservation(None, [0], 0.1, 5), TypeError, "mechanism"),
+        (lambda: empirical_preservation("x", [0], 0.1, 5), TypeError, "mechanism"),
+        (lambda: empirical_preservation_of_subsets(3.5, [[0]], 0.1, 5), TypeError, "mechanism"),
+        (lambda: exhaustive_privacy_loss(None), TypeError, "mechanism"),
+        (lambda: empirical_preservation(_MECH, [0], 0.1, 10**12), ValueError, "trials must"),
+        (lambda: empirical_preservation(_MECH, [0], None, 5), TypeError, "delta"),
+        (lambda: empirical_preservation_of_subsets(_MECH, "x", 0.1, 5), TypeError, "subsets"),
+        (lambda: empirical_preservation_of_subsets(_MECH, None, 0.1, 5), TypeError, "subsets"),
+        (lambda: preservation([1, 0, 2], [1.5]), ValueError, "subset"),  # not person 1
+        (lambda: preservation([1, 0, 2], [0.0, 1.0]), ValueError, "subset"),
+        (lambda: preservation([1, 0, 2], [np.nan]), ValueError, "subset"),
+        (lambda: preservation([1, 0, 2], [-1]), ValueError, "subset"),
+        (lambda: preservation([1, 0, 2], [2**62]), ValueError, "subset"),
+        (lambda: preservation([1, 0, 2], ["a"]), TypeError, "subset"),
+        (lambda: hamming_decomposition([0, 1], [1, 0], [0.5]), ValueError, "subset"),
+        (lambda: kendall_sensitivity(2.5), ValueError, "width"),
+        (lambda: kendall_sensitivity("3"), TypeError, "width"),
+        (lambda: kendall_sensitivity(True), TypeError, "width"),
+        (lambda: kendall_sensitivity(2**62), ValueError, "width"),
+        (lambda: hamming_preservation_delta(8, 4, "0.5", 1.0), TypeError, "eta"),
+        (lambda: hamming_preservation_delta(8, 4, True, 1.0), TypeError, "eta"),
+        (lambda: hamming_preservation_delta(8, 4, 0.5, None), TypeError, "theta"),
+        (lambda: hamming_preservation_delta(8, 4, 0.5, "1"), TypeError, "theta"),
+        (lambda: hamming_preservation_delta(8, 4, 0.5, False), TypeError, "theta"),
+        (lambda: hamming_preservation_delta(151, 4, 0.5, 1.0), ValueError, "n must be at most"),
+        (lambda: hamming_crossing_counts(10**12, 3), ValueError, "n must be at most"),
+        (lambda: hamming_class_count(10**6, 10, 0, 0, 10**5), ValueError, "d must be at most"),
+        (lambda: groups_with_known_width(10**12, 2), ValueError, "n must be at most"),
+        (lambda: groups_with_known_width(10**5, 500), ValueError, "n \\* \\(width \\+ 1\\)"),
+        (lambda: groups_within_radius([[0.0], [1e300]], 1.0), ValueError, "points"),
+        (lambda: groups_within_radius(["a", "b"], 1.0), TypeError, "points"),
+        (lambda: groups_within_radius([0.0, 1.0], True), TypeError, "r must"),
+        (lambda: groups_within_radius([0.0, 1.0], [1.0, 1.0, 1.0]), ValueError, "radii r"),
+        (lambda: groups_nearest(np.zeros((1, 3)), 2), ValueError, "points"),
+        (lambda: reidentification_odds_bound(0.2, 0.0, 1, 5), ValueError, "group_size"),
+        (lambda: kendall_neighbour_changes(np.arange(4000), np.arange(4000), np.arange(4000)),
+         ValueError, "orders"),
+        (lambda: sensitivity_brute_force([0, 1], [[0], [1]], "cayley"), ValueError, "distance"),
+        (lambda: _MECH.shuffle([[1], [2, 3], [4], [5]]), ValueError, "y must"),
+    ],
+)
+def test_hostile_arguments_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_hamming_preservation_delta_is_fast_at_its_documented_maximum() -> None:
+    from shuffle_lib.dsigma import _crossing_counts
+
+    _crossing_counts.cache_clear()
+    start = time.perf_counter()
+    value = hamming_preservation_delta(150, 75, 0.5, 0.0)
+    assert time.perf_counter() - start < 5.0  # was about 465 s
+    # theta = 0 is a uniform permutation: the subset keeps a hypergeometric number of its slots
+    below = int(np.ceil(0.5 * 75)) - 1
+    assert value == pytest.approx(hypergeom.cdf(below, 150, 75, 75), rel=1e-9)
+
+
+def test_hamming_class_count_handles_huge_n_exactly() -> None:
+    # f(2, 2) = 4! - 2 3! + 2! = 14 and f(3, 2) = 5! - 3 4! + 3 3! - 2! = 64 (n = 10: 322560)
+    n = 10**30
+    expected = math.comb(4, 2) * math.comb(n - 4, 2) * math.comb(n - 6, 3) * 14 * 64
+    assert hamming_class_count(n, 4, 2, 2, 3) == expected
+
+
+@pytest.mark.parametrize("function", [check_groups, hamming_crossing_counts, max_width,
+                                      random_reference_width, DSigmaMechanism.sample_permutation,
+                                      DSigmaMechanism.shuffle,
+                                      DSigmaMechanism.permutation_log_prob])
+def test_public_functions_have_examples(function) -> None:
+    assert ">>>" in function.__doc__

@@ -471,3 +471,43 @@ def test_bayes_guess_accuracy_by_loops_and_simulation(rng: np.random.Generator) 
     y = np.where(rng.random(x.shape) < channel[0, 1], 1 - x, x)
     hits = np.mean(guess[y @ np.array([4, 2, 1])] == x[:, 0])
     assert abs(hits - got) < 5 * math.sqrt(got * (1 - got) / draws)
+
+
+# --------------------------------------------------------------------------- hostile input
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: all_sequences(10**12, 2), ValueError, "too many"),
+        (lambda: all_sequences(2, 10**30), ValueError, "k = "),
+        (lambda: ldp_likelihood(krr_channel(2, 1.0), 10**12), ValueError, "n must be at most 22"),
+        (lambda: ldp_likelihood("x", 2), TypeError, "channel"),
+        (lambda: release_order_probabilities(None), TypeError, "mechanism must be a"),
+        (lambda: release_order_probabilities("x"), TypeError, "mechanism must be a"),
+        (lambda: household_prior([2**61], 0.5, 0.9), ValueError, "sizes add up to"),
+        (lambda: household_prior([2**62], 0.5, 0.9), ValueError, "sizes"),
+        (lambda: household_prior([2], "0.5", 0.9), TypeError, "prevalence"),
+        (lambda: household_prior([2], 0.5, None), TypeError, "agreement"),
+        (lambda: household_prior([2], 0.5, True), TypeError, "agreement"),
+        (lambda: posterior_log_odds(np.full((2, 2), 0.25), ldp_likelihood(krr_channel(2, 1.0), 2),
+                                    0, True, 0), TypeError, "a must be an integer"),
+        (lambda: posterior_log_odds(np.full((2, 2), 0.25), ldp_likelihood(krr_channel(2, 1.0), 2),
+                                    0, 1, "0"), TypeError, "b must be an integer"),
+        (lambda: posterior_log_odds(np.full((2, 2), 0.25), ldp_likelihood(krr_channel(2, 1.0), 2),
+                                    0, 1, 2), ValueError, "b must be a value in 0..1"),
+        (lambda: optimal_reidentification_success(krr_channel(2, 1.0), [0, 1, 0], np.full(6, 1 / 6),
+                                                  [1.5]), ValueError, "targets"),
+        (lambda: optimal_reidentification_success(krr_channel(2, 1.0), [0, 1, 0], np.full(6, 1 / 6),
+                                                  [2**62]), ValueError, "targets"),
+        (lambda: arrangement_loss(np.full(2, 0.5), 2, [np.nan]), ValueError, "group"),
+        (lambda: assignment_belief_levels([0.5, np.nan], np.eye(2)), ValueError, "prior"),
+        (lambda: assignment_likelihood(np.full(5040, 1 / 5040)), ValueError, "too large"),
+        (lambda: reidentification_alpha_threshold(0.2, 1, 5), ValueError, "group_size = 1"),
+        (lambda: reidentification_alpha_threshold(0.2, 100, 5, np.nan), ValueError, "level"),
+        (lambda: reidentification_alpha_threshold(1e308, 100, 5), ValueError, "float"),
+    ],
+)
+def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()

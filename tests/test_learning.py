@@ -13,6 +13,7 @@ from shuffle_lib.learning import (
     cross_entropy,
     digits_pca,
     per_record_gradients,
+    predict,
     shuffled_personalized_sgd,
 )
 
@@ -72,9 +73,52 @@ def test_training_learns_with_large_budgets_and_degrades_as_they_fall() -> None:
         (lambda: shuffled_personalized_sgd(np.ones((4, 2)), [0, 1, 0, 1], [1.0], 0.0), "delta"),
         (lambda: shuffled_personalized_sgd(np.ones((4, 2)), [0, 1, 0, 1], [1.0], 1e-5,
                                            clip=-1.0), "clip"),
-        (lambda: shuffled_personalized_sgd([[np.nan, 1.0]], [0], [1.0], 1e-5), "finite"),
+        (lambda: shuffled_personalized_sgd([[np.nan, 1.0]], [0], [1.0], 1e-5),
+         "features must not contain NaN"),
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+_X, _Y, _W = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([0, 1]), np.zeros((3, 2))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: digits_pca(10**12), ValueError, "n_components must be at most 64"),
+        (lambda: digits_pca(10, test_fraction=1e-300), ValueError, "test_fraction must lie in"),
+        (lambda: digits_pca(10, seed=-1), ValueError, "seed"),
+        (lambda: digits_pca(2.5), TypeError, "n_components"),
+        (lambda: cross_entropy(_W, _X, [0, 2]), ValueError, "labels must be below"),
+        (lambda: cross_entropy(_W, _X, [0, 0.5]), ValueError, "labels must contain whole"),
+        (lambda: cross_entropy(np.zeros((2, 2)), _X, _Y), ValueError, r"weights must have d \+ 1"),
+        (lambda: cross_entropy(np.full((3, 2), 1e200), _X * 1e200, _Y), ValueError, "overflows"),
+        (lambda: per_record_gradients(_W, _X, [0, 2]), ValueError, "labels must be below"),
+        (lambda: per_record_gradients(_W, "x", _Y), TypeError, "features"),
+        (lambda: per_record_gradients(3.0, _X, _Y), ValueError, "weights must have 2"),
+        (lambda: accuracy(np.array(["a"]), _X, _Y), TypeError, "weights"),
+        (lambda: predict(_W, None), TypeError, "features"),
+        (lambda: clip_rows(3.0, 1.0), ValueError, "gradients must have one row"),
+        (lambda: clip_rows(np.array([[np.inf, 0.0]]), 1.0), ValueError, "gradients must be finite"),
+        (lambda: client_noise_scales([[1.0, 2.0]], 1e-5, 1.0, 10), ValueError, "eps must be a "),
+        (lambda: client_noise_scales([1.0, 2.0], [1e-5] * 3, 1.0, 10), ValueError, "delta"),
+        (lambda: shuffled_personalized_sgd(_X, _Y, [1.0], 1e-5, epochs=10**12), ValueError,
+         "epochs"),
+        (lambda: shuffled_personalized_sgd(_X, [0, 2**61], [1.0], 1e-5), ValueError, "n_classes"),
+    ],
+)
+def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_clipping_a_gradient_whose_squared_norm_overflows() -> None:
+    clipped = clip_rows(np.array([[3e300, 4e300], [3.0, 4.0]]), 1.0)
+    np.testing.assert_allclose(clipped, [[0.6, 0.8], [0.6, 0.8]], rtol=1e-15)
+
+
+def test_cross_entropy_of_uniform_weights_is_log_k() -> None:
+    assert cross_entropy(np.zeros((3, 5)), _X, _Y) == pytest.approx(np.log(5), rel=1e-15)

@@ -12,8 +12,9 @@ import pytest
 from scipy import stats
 
 from shuffle_lib.permutations import (
+    _fill_uniform_derangement,
+    check_permutation,
     compose,
-    fill_uniform_derangement,
     hamming_distance,
     hamming_moved_pmf,
     inverse,
@@ -132,7 +133,7 @@ def test_derangements() -> None:
     assert counts.size == 9 and stats.chisquare(counts).pvalue > 1e-3
     assert random_derangement(0).size == 0
     with pytest.raises(ValueError, match="no derangement"):  # the compiled kernel guards itself
-        fill_uniform_derangement(np.empty(1, np.int64), np.random.default_rng(0))
+        _fill_uniform_derangement(np.empty(1, np.int64), np.random.default_rng(0))
 
 
 def test_extreme_theta_stays_finite() -> None:
@@ -205,3 +206,79 @@ def test_max_kendall_is_not_monotone() -> None:
         max_kendall_given_hamming(5, 1)
     with pytest.raises(ValueError, match="exactly 6"):
         max_kendall_given_hamming(5, 6)
+
+
+
+# Hostile input: refused by our own checks with the argument's name, or answered correctly; never
+# a silent truncation, never an error leaking from numpy or numba.
+
+
+@pytest.mark.parametrize("bad", ["1.0", True, None])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: mallows_log_normalizer(5, t),
+        lambda t: mallows_log_normalizer(5, t, "hamming"),
+        lambda t: mallows_log_pmf([1, 0, 2], t),
+        lambda t: mallows_sample(5, t, rng=0),
+        lambda t: hamming_moved_pmf(5, t),
+    ],
+)
+def test_theta_of_the_wrong_type_is_refused(call, bad) -> None:
+    with pytest.raises(TypeError, match="theta"):
+        call(bad)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: random_derangement(10**12), "m"),
+        (lambda: hamming_moved_pmf(10**12, 1.0), "n"),
+        (lambda: mallows_log_normalizer(10**30, 1.0), "n"),
+        (lambda: mallows_sample(10**12, 1.0), "n"),
+        (lambda: mallows_sample(10**6, 1.0, size=11), "size"),
+        (lambda: kendall_extremal_permutation(10**12, 2), "n"),
+    ],
+)
+def test_sizes_beyond_the_documented_limit_are_refused(call, name: str) -> None:
+    with pytest.raises(ValueError, match=f"{name} must be at most"):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: inverse([1.5, 0.0]), ValueError, "a must"),  # not truncated to [1, 0]
+        (lambda: inverse([1.0, 0.0]), ValueError, "a must hold integers"),
+        (lambda: check_permutation([0, True]), TypeError, "sigma"),
+        (lambda: check_permutation(["1", "0"]), TypeError, "sigma"),
+        (lambda: check_permutation(None, "order"), TypeError, "order"),
+        (lambda: check_permutation([0, 2**62]), ValueError, "not a permutation"),
+        (lambda: check_permutation([0, 10**30]), ValueError, "too large"),
+        (lambda: check_permutation([[0, 1], [2]]), ValueError, "sigma"),  # ragged
+        (lambda: is_permutation([0.5, 1.5]), ValueError, "a must"),
+        (lambda: is_permutation("ab"), TypeError, "a must"),
+        (lambda: log_derangements(10**30), ValueError, "m has entries too large"),
+        (lambda: log_derangements([0.0, 2.0]), ValueError, "m must hold integers"),
+        (lambda: log_derangements(["a"]), TypeError, "m must"),
+        (lambda: rank_distance([1, 0], [0, 1], "spearman"), ValueError, "kind must"),
+        (lambda: rank_distance([1, 0], [0, 1], None), ValueError, "kind must"),
+        (lambda: mallows_sample(5, 1.0, method=None), ValueError, "method must"),
+        (lambda: max_kendall_given_hamming(5, 1), ValueError, "h must"),
+        (lambda: max_kendall_given_hamming(5, 10**30), ValueError, "h must"),
+        (lambda: kendall_extremal_permutation(5, 2.0), TypeError, "h must"),
+    ],
+)
+def test_hostile_arguments_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_huge_derangement_counts_stay_finite() -> None:
+    values = log_derangements(np.array([2**62, 10**15]))
+    assert np.isfinite(values).all()
+    assert values[1] == pytest.approx(math.lgamma(10**15 + 1) - 1, rel=1e-12)  # !m ~ m!/e
+
+
+def test_check_permutation_has_an_example() -> None:
+    assert ">>>" in check_permutation.__doc__

@@ -40,3 +40,19 @@ def test_preference_groups_have_the_requested_sizes() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: draw_levels("Constant", 10**12), ValueError, "n must be at most"),
+        (lambda: preference_levels(10**30), ValueError, "n must be at most"),
+        (lambda: draw_levels("Constant", 2.5), TypeError, "n"),
+        (lambda: draw_levels(["Constant"], 3), TypeError, "profile"),
+        (lambda: preference_levels(10, fractions=("0.5", "0.4", "0.1")), TypeError, "fractions"),
+        (lambda: preference_levels(10, fractions=(np.nan, 0.5, 0.5)), ValueError, "fractions"),
+    ],
+)
+def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()

@@ -431,3 +431,64 @@ def test_parallel_composition_observation_5(rng: np.random.Generator) -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("eps", [30.0, 709.0, 710.0, 1000.0, 1e300])
+def test_huge_eps_neither_overflows_nor_fails(eps: float) -> None:
+    # math.exp(eps) overflowed beyond 709, and the LP solvers failed from about eps = 20 on;
+    # every answer is private at the capped level, hence at eps
+    bits = ProfileGraph([0.0, 1.0, 0.5, 0.3], [(0, 1), (1, 2), (2, 3)])
+    for flips in (smooth_one_bit(bits, eps), one_bit_cluster(bits, eps)):
+        assert np.all((flips >= 0) & (flips <= 1e-8))
+        assert profile_privacy_loss(bits, flip_channels(flips)) <= min(eps, 700.0) + 1e-9
+    cats = ProfileGraph([[0.2, 0.3, 0.5], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]], [(0, 1), (1, 2)])
+    mats = smooth_categorical(cats, eps)
+    assert profile_privacy_loss(cats, mats) <= min(eps, 20.0) + 1e-9
+    assert 0 <= two_profile_flip(0.0, 1.0, eps) <= 1e-8
+    # the closed form, at min(eps, 700): exactly randomized response there
+    assert two_profile_flip_bound(0.0, 1.0, eps) == pytest.approx(
+        1 / (1 + math.exp(min(eps, 700.0))), rel=1e-12)
+
+
+def test_redundant_constraints_no_longer_break_the_projection() -> None:
+    # at eps = 20 the rows of this edge have right-hand sides near 1e8 and bind nothing; the
+    # projection's solver used to fail on them
+    flips = smooth_one_bit(ProfileGraph([0.5, 0.3], [(0, 1)]), 20.0)
+    np.testing.assert_allclose(flips, 0.0, atol=1e-9)  # nothing needs a flip
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        # float or bool endpoints are refused, not truncated (0.5 used to become profile 0)
+        (lambda: ProfileGraph([0.2, 0.3], [(0.5, 1)]), ValueError, "edges"),
+        (lambda: ProfileGraph([0.2, 0.3], [(0.0, 1.0)]), TypeError, "edges"),
+        (lambda: ProfileGraph([0.2, 0.3], [(True, False)]), TypeError, "edges"),
+        (lambda: ProfileGraph([0.2, 0.3], "x"), TypeError, "edges"),
+        (lambda: ProfileGraph([0.2, 0.3], [0, 1]), ValueError, "pairs"),
+        (lambda: ProfileGraph(["0.2", "0.3"], []), TypeError, "profiles"),
+        (lambda: ProfileGraph([[[0.5, 0.5]]], []), ValueError, "profiles"),
+        (lambda: apply_flips([0, 1], [0.0, 0.0], [0.1]), TypeError, "profile_index"),
+        (lambda: apply_flips(["0", "1"], [0, 0], [0.1]), TypeError, "bits"),
+        (lambda: apply_flips([0, 1], [0, 1], 0.1), ValueError, "flips"),
+        (lambda: apply_channel([0.0, 1.0], [0, 0], [np.eye(2)]), TypeError, "values"),
+        (lambda: smooth_one_bit("graph", 1.0), TypeError, "graph"),
+        (lambda: output_laws(None, flip_channels([0.1])), TypeError, "graph"),
+        (lambda: smooth_one_bit(ProfileGraph([0.2, 0.3], [(0, 1)]), float("nan")), ValueError,
+         "eps"),
+        (lambda: smooth_categorical(ProfileGraph([0.2, 0.3], [(0, 1)]), "1.0"), TypeError, "eps"),
+        (lambda: two_profile_flip(True, 0.5, 1.0), TypeError, "p_i"),
+        (lambda: two_profile_flip_bound(0.2, float("nan"), 1.0), ValueError, "p_j"),
+        (lambda: profile_privacy_loss(ProfileGraph([0.2], []), [[["a", "b"]]]), TypeError,
+         "matrices"),
+        (lambda: independent_releases(ProfileGraph([0.2], []), flip_channels([0.1]), [[[2.0]]]),
+         ValueError, "second"),
+        (lambda: same_sample_releases(np.full((1, 2, 2), np.nan), flip_channels([0.1])),
+         ValueError, "first"),
+        (lambda: expected_accuracy(ProfileGraph([0.2], []), flip_channels([0.1]), ["1"]),
+         TypeError, "prior"),
+    ],
+)
+def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()

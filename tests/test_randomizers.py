@@ -200,7 +200,8 @@ def test_no_nan_at_extremes() -> None:
     ],
 )
 def test_bad_input_raises_value_error_naming_the_value(call, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    # a value of the wrong type (a bool seed) is a TypeError; both name the parameter
+    with pytest.raises((ValueError, TypeError), match=message):
         call()
 
 
@@ -238,3 +239,47 @@ def test_personalized_standard_deviations_match_simulation() -> None:
     values = gen.uniform(20, 80, 2000)
     means = laplace_mechanism(np.broadcast_to(values, (reps, 2000)), levels, 60.0, rng=gen).mean(1)
     assert np.std(means) == pytest.approx(personalized_laplace_mean_std(levels, 60.0), rel=0.1)
+
+
+def test_rr_estimate_std_is_finite_and_right_at_extreme_eps() -> None:
+    # e^eps overflows beyond about 709.8: the old form gave inf / inf = NaN at eps = 1e300
+    assert rr_estimate_std(10, 1e300) == 0.0
+    assert rr_estimate_std(4, 800.0) == pytest.approx(np.exp(-400.0) / 2, rel=1e-12)
+    # continuous across the switch to the divided form at eps = 700
+    below, above = rr_estimate_std(4, 700.0), rr_estimate_std(4, np.nextafter(700.0, 800.0))
+    assert above == pytest.approx(below, rel=1e-12)
+    assert rr_estimate_std(1, 1e-300) == pytest.approx(1e300, rel=1e-12)  # about 1 / eps
+    with pytest.raises(ValueError, match="eps"):
+        rr_estimate_std(1, 1e-320)  # the standard deviation overflows
+
+
+def test_krr_frequency_estimate_at_tiny_eps_is_huge_but_finite() -> None:
+    # p - q = (e^eps - 1) / (e^eps + k - 1) ~ eps / 3 with k = 3: (1/2 - 1/3) * 3 / eps, etc.
+    estimate = krr_frequency_estimate([0, 1], 3, 1e-300)
+    np.testing.assert_allclose(estimate, [5e299, 5e299, -1e300], rtol=1e-12)
+    with pytest.raises(ValueError, match="eps"):
+        krr_frequency_estimate([0, 1], 3, 1e-320)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: krr_channel(10**12, 1.0), ValueError, "k must be at most"),
+        (lambda: krr_frequency_estimate([[0, 1]], 3, 1.0), ValueError, "1-D"),
+        (lambda: krr_frequency_estimate(0, 3, 1.0), ValueError, "1-D"),
+        (lambda: krr_frequency_estimate([0, 1], 10**30, 1.0), ValueError, "k must be at most"),
+        (lambda: k_randomized_response([0, 1], 10**30, 1.0), ValueError, "k must be at most"),
+        (lambda: rr_estimate_std(10**30, "1.0"), TypeError, "eps"),
+        (lambda: laplace_mechanism(["0.5"], 1.0), TypeError, "x must be"),
+        (lambda: gaussian_mechanism([True], 0.5, 1e-5), TypeError, "x must be"),
+        (lambda: rr_frequency_estimate([0, 2], 1.0), ValueError, "reports must lie in"),
+        (lambda: rr_frequency_estimate([0, 1], 1e-300), ValueError, "eps"),
+    ],
+)
+def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_huge_user_counts_are_fine() -> None:
+    assert rr_estimate_std(10**30, 1.0) == pytest.approx(rr_estimate_std(1, 1.0) * 1e-15)

@@ -159,3 +159,41 @@ def test_heuristic_local_epsilon_regimes() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: learning_central(10.0, 1e-300, 1.0), ValueError, "exceeds the largest float"),
+        (lambda: learning_ldp(10.0, 0.1, 1e-300), ValueError, "exceeds the largest float"),
+        (lambda: learning_central("10", 0.1, 1.0), TypeError, "k"),
+        (lambda: learning_central(True, 0.1, 1.0), TypeError, "k"),
+        (lambda: uniformity_testing_ldp(100.0, 0.5, 1.0, "no"), TypeError, "public_coin"),
+        (lambda: uniformity_testing_shuffle(100.0, 0.5, 1.0, 1e-6, None), TypeError,
+         "public_coin"),
+        (lambda: heuristic_local_epsilon(1.0, 2.5, 1e-6), ValueError, "n must contain whole"),
+        (lambda: heuristic_local_epsilon(1.0, 0, 1e-6), ValueError, "n must be >= 1"),
+        (lambda: plugged_sample_complexity(10.0, 1e-300, 1.0, 1e-6), ValueError, "k / alpha"),
+        (lambda: plugged_sample_complexity(0.5, 0.1, 1.0, 1e-6), ValueError, "k must lie in"),
+        (lambda: plugged_sample_complexity(10.0, 0.1, [1.0, 2.0], 1e-6), TypeError, "eps"),
+    ],
+)
+def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_rates_stay_finite_and_right_where_the_direct_formula_overflows() -> None:
+    # k**2 overflows, but e^eps in the denominator makes those terms vanish: k / alpha^2 is left
+    assert learning_ldp(1e200, 0.5, 1000.0) == pytest.approx(4e200, rel=1e-12)
+    # alpha^2 underflows to 0, but k is small enough that k / alpha^2 is a float
+    assert learning_central(1e-300, 1e-170, 1.0) == pytest.approx(1e40, rel=1e-12)
+    assert uniformity_testing_nonprivate(1e-300, 1e-170) == pytest.approx(1e190, rel=1e-12)
+    # eps^2 n / ln(1/delta) overflows: eps_0 = ln r, from logarithms
+    r_log = 2 * np.log(1e300) + np.log(10) - np.log(np.log(1e300))
+    assert heuristic_local_epsilon(1e300, 10, 1e-300) == pytest.approx(r_log, rel=1e-14)
+    # it underflows: eps_0 = sqrt(r) = eps sqrt(n / ln(1/delta)); a subnormal delta is fine too
+    small = heuristic_local_epsilon(1e-200, 10, 5e-324)
+    assert small == pytest.approx(1e-200 * np.sqrt(10 / (324 * np.log(10) - np.log(4.94))),
+                                  rel=1e-3)
+    assert 0 < plugged_sample_complexity(10.0, 0.1, 1e300, 1e-6) < 1e5

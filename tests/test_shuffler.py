@@ -39,3 +39,24 @@ def test_shuffle_permutes_rows_of_2d_reports(rng: np.random.Generator) -> None:
 def test_shuffle_rejects_empty_or_scalar(bad) -> None:
     with pytest.raises(ValueError, match="non-empty"):
         shuffle(bad)
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "message"),
+    [
+        (np.array(["a", "b"]), TypeError, "reports"),
+        ([1.0, np.nan], ValueError, "reports"),
+        ([1.0, np.inf], ValueError, "reports"),
+        (None, TypeError, "reports"),
+    ],
+)
+def test_shuffle_refuses_non_numbers(bad, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        shuffle(bad)
+
+
+def test_shuffle_keeps_dtype_and_takes_boolean_reports(rng: np.random.Generator) -> None:
+    flags = rng.random(100) < 0.3
+    out = shuffle(flags, rng=rng)
+    assert out.dtype == bool and out.sum() == flags.sum()
+    assert shuffle(np.arange(5), rng=rng).dtype == np.arange(5).dtype

@@ -425,6 +425,56 @@ def test_massachusetts_swap_keeps_invariants() -> None:
     ],
 )
 def test_bad_input_raises(call, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    # a value of the wrong type (an array for records, a float b) is a TypeError
+    with pytest.raises((ValueError, TypeError), match=message):
         call()
 
+
+
+def test_exact_budget_at_tiny_rates_is_finite() -> None:
+    # p^2 underflowed at p = 1e-300, giving an infinite loss; a two-record stratum costs |ln o|
+    for p in (1e-300, 1e-100, 1e-20):
+        assert exact_swapping_epsilon(_toy([2]), "size", "county", p) == pytest.approx(
+            abs(math.log(p) - math.log1p(-p)), rel=1e-12)
+    losses = pairwise_swapping_losses(_toy([3]), "size", "county", 1e-300)
+    assert np.isfinite(losses["loss"]).all()
+
+
+def test_finite_budgets_at_rate_one_quoted_in_swapping_epsilon() -> None:
+    # the theorem gives inf at p = 1 whenever b > 0; some universes have a finite exact budget
+    assert swapping_epsilon(2, 1.0) == math.inf
+    held_only = pd.DataFrame({"size": [2, 2], "county": ["A", "A"], "tenure": ["own", "rent"]})
+    assert len(invariant_universe(held_only, "size", "county")) == 1
+    assert exact_swapping_epsilon(held_only, "size", "county", 1.0) == 0.0
+    both = _toy([2])  # differs in the held and the swap value: always swapped, no finite budget
+    assert exact_swapping_epsilon(both, "size", "county", 1.0) == math.inf
+    aabb = _strata(("t1 t2 t3 t4", "A A B B"))
+    assert exact_swapping_epsilon(aabb, "size", "county", 1.0) == pytest.approx(math.log(2))
+
+
+def test_huge_stratum_sizes_in_the_closed_forms() -> None:
+    # log_derangements refused b = 10**30; 1/!k is exactly 0 in floating point there
+    assert swapping_bound_slack(10**30) == pytest.approx(1.5e-30, rel=1e-9)  # G(b) ~ 3/(2b)
+    low = swapping_epsilon_lower_bound(10**30, 0.3)
+    theorem = math.log1p(10**30) - math.log(0.3 / 0.7)  # swapping_epsilon's first branch
+    assert 0 < low <= theorem
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: swap(_toy([2]), None, "county", 0.5), TypeError, "match_key"),
+        (lambda: swap(_toy([2]), "size", 3.5, 0.5), TypeError, "swap_var"),
+        (lambda: swap(_toy([2]), "size", ["county", 1], 0.5), TypeError, "swap_var"),
+        (lambda: stratum_codes(_toy([2]), None), TypeError, "match_key"),
+        (lambda: largest_stratum([[1, 2]], "size"), TypeError, "records"),
+        (lambda: swapping_invariants(_toy([2]), "size", "county", hold=2.0), TypeError, "hold"),
+        (lambda: swap_rates_for_epsilon(3, None), TypeError, "eps"),
+        (lambda: swap_rates_for_epsilon(3, "1.0"), TypeError, "eps"),
+        (lambda: swap_rates_for_epsilon(3, float("nan")), ValueError, "eps"),
+        (lambda: swap(_toy([2]), "size", "county", "0.5"), TypeError, "p"),
+    ],
+)
+def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()

@@ -176,3 +176,66 @@ def test_2020_allocation_composes_and_converts() -> None:
 def test_bad_input_raises(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_variances_whose_draws_would_saturate_are_refused() -> None:
+    # at sigma2 = 1e300 numpy's int64 geometric draws saturate and the difference is 0: the old
+    # sampler returned zeros, so topdown_two_way released the exact table
+    with pytest.raises(ValueError, match="sigma2"):
+        discrete_gaussian(1e300, 3, rng=0)
+    with pytest.raises(ValueError, match="rho"):
+        topdown_two_way(np.array([[30, 10], [5, 55]]), 1e-300, rng=0)
+    draws = discrete_gaussian(1e28, 2_000, rng=0)  # the limit: sigma = 1e14, real noise
+    assert 0.9e14 < draws.std() < 1.1e14
+
+
+def test_topdown_at_tiny_rho_returns_a_table_with_the_margins() -> None:
+    # the noise dwarfs the counts: the least-squares step used to fail ("infeasible")
+    truth = np.array([[30, 10], [5, 55]])
+    for rho in (1e-12, 1e-20, 1.01e-28):
+        release = topdown_two_way(truth, rho, rng=0)
+        assert (release >= 0).all()
+        assert release.sum(axis=1).tolist() == [40, 60]
+        assert release.sum(axis=0).tolist() == [35, 65]
+
+
+def test_projection_of_large_counts_is_close_to_them() -> None:
+    # ten million people per cell: the solver used to report "infeasible" on this table
+    gen = np.random.default_rng(1)
+    truth = gen.integers(0, 10**7, size=(3, 4))
+    noisy = truth + gen.normal(0, 1, truth.shape)
+    release = project_to_margins(noisy, truth.sum(axis=1), truth.sum(axis=0))
+    assert np.abs(release - truth).max() <= 3
+
+
+def test_log_pmf_normalizer_at_large_variance() -> None:
+    # Poisson summation above 1e8 agrees with the direct sum just below
+    below = discrete_gaussian_log_pmf(np.array([0, 10_000]), 1e8)
+    above = discrete_gaussian_log_pmf(np.array([0, 10_000]), float(np.nextafter(1e8, 2e8)))
+    np.testing.assert_allclose(above, below, rtol=1e-12)
+    assert np.isfinite(discrete_gaussian_log_pmf(0, 1e300))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: discrete_gaussian(1.0, 10**12), ValueError, "size"),
+        (lambda: discrete_gaussian(1.0, (10**6, 10**6)), ValueError, "size"),
+        (lambda: discrete_gaussian("1.0"), TypeError, "sigma2"),
+        (lambda: discrete_gaussian_log_pmf(0, 0.0), ValueError, "sigma2"),
+        (lambda: zcdp_noise_variance(0.5, 1e300), ValueError, "l2_sensitivity"),
+        (lambda: zcdp_noise_variance(True), TypeError, "rho"),
+        (lambda: project_to_margins([[1.0, 2.0]], [2**62], [2**62]), ValueError, "row_totals"),
+        (lambda: project_to_margins([["a", "b"]], [3], [1, 2]), TypeError, "noisy"),
+        (lambda: project_to_margins([[1e300, 2.0]], [3], [1, 2]), ValueError, "noisy"),
+        (lambda: project_to_margins(np.ones((200, 200)), [200] * 200, [200] * 200), ValueError,
+         "cells"),
+        (lambda: project_to_margins([[1.0, 2.0]], [3.0], [1, 2]), ValueError, "counts"),
+        (lambda: topdown_two_way([[2**62, 2**62]], 1.0), ValueError, "table"),
+        (lambda: topdown_two_way([[1, 2]], 1.0, l2_sensitivity="2"), TypeError,
+         "l2_sensitivity"),
+    ],
+)
+def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()

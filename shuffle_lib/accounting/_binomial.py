@@ -185,7 +185,7 @@ def mixture_divergence(
     0 with error :math:`|g|` plus that error. :data:`UNDERFLOW` is added. Counts with
     :math:`g\le 0` for sure contribute 0 (every likelihood ratio is then at most
     :math:`e^\varepsilon`). If the coefficients are too uncertain to place the threshold within
-    one count (tiny :math:`\varepsilon_0` at huge :math:`c`), ``FloatingPointError``.
+    one count (tiny :math:`\varepsilon_0` at huge :math:`c`), ``ValueError``.
     """
     counts = np.asarray(counts, dtype=np.int64)
     scale = np.exp(eps)
@@ -228,11 +228,14 @@ def _divergence_terms(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The body of :func:`mixture_divergence` for counts where the gain is certainly positive."""
     share = ell / (g + ell)  # in [1/2, 1)
-    # how far the threshold (c + 1) share can move under the coefficients' errors
-    drift = (dg * ell + dl * g) / (g + ell) ** 2 / (1 - (dg + dl) / (g + ell))
+    # how far the threshold (c + 1) share can move under the coefficients' errors, written with
+    # ratios so that nothing underflows when g and ell are tiny
+    rel_g, rel_l = dg / (g + ell), dl / (g + ell)
+    drift = (rel_g * share + rel_l * (1 - share)) / (1 - rel_g - rel_l)
     if np.max((c.max() + 1) * drift) > 0.5:
-        raise FloatingPointError("the likelihood-ratio threshold cannot be placed within one "
-                                 "count: the keep probability is too close to 1/2 for this n")
+        raise ValueError("the likelihood-ratio threshold cannot be placed within one count: the "
+                         "local levels (eps0, eps_i) are too small, their keep probability too "
+                         "close to 1/2, for this many users n")
     t = np.minimum(np.floor(share * (c + 1)).astype(np.int64) + 1, c + 1)
     b1 = binomial_pmf(t - 1, c, 0.5)  # b(t - 1)
     b0 = b1 * (c - t + 1) / t  # b(t); t >= 1
@@ -294,13 +297,27 @@ def hockey_stick_floor(
     an absolute error per entry (``error``, a scalar or one per entry; it covers rounding and any
     probability left out by truncation): :math:`\sum_x(P(x)-e_x-e^\varepsilon(Q(x)+e_x))_+` and the
     same with P and Q exchanged, each at most the true divergence on its own event. Vectorized in
-    ``eps``."""
+    ``eps``. Where :math:`e^\varepsilon` overflows, each term is taken as
+    :math:`a(1-e^{\varepsilon-\ln(a/b)})_+` with :math:`a=P(x)-e_x`, :math:`b=Q(x)+e_x`."""
     first, second = laws
     err = np.broadcast_to(np.asarray(error, dtype=float), first.shape)
-    scale = np.exp(np.minimum(np.asarray(eps, dtype=float), 700.0))[..., None]
-    forward = np.clip(first - err - scale * (second + err), 0.0, None).sum(axis=-1)
-    backward = np.clip(second - err - scale * (first + err), 0.0, None).sum(axis=-1)
-    return np.maximum(forward, backward)
+    eps_arr = np.asarray(eps, dtype=float)[..., None]
+    with np.errstate(over="ignore"):
+        scale = np.exp(eps_arr)
+
+    overflow = not np.isfinite(scale).all()
+
+    def one_way(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+        low, high = p - err, q + err
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            terms = low - scale * high
+            if overflow:  # inf * 0 would be NaN, and inf * b drops terms that count
+                loss = np.log(low) - np.log(high)
+                log_form = low * -np.expm1(np.minimum(eps_arr - loss, 0.0))
+                terms = np.where(np.isfinite(scale), terms, np.where(low > 0, log_form, 0.0))
+        return np.clip(terms, 0.0, None).sum(axis=-1)
+
+    return np.maximum(one_way(first, second), one_way(second, first))
 
 
 #: Convolutions above this many multiply-adds use the FFT (with its error bound) instead of sums.

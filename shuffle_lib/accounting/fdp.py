@@ -106,6 +106,9 @@ def tradeoff_chain(
     >>> bool(np.isclose(tradeoff_chain(f, g, 0.1), gdp_tradeoff(1.5, 0.1)))
     True
     """
+    for name, function in (("f", f), ("g", g)):
+        if not callable(function):
+            raise TypeError(f"{name} must be a callable trade-off function, got {function!r}")
     alpha_arr = check_probability(alpha, "alpha")
     first = check_probability(np.asarray(f(alpha_arr), dtype=float), "f(alpha)")
     second = check_probability(np.asarray(g(1.0 - first), dtype=float), "g(1 - f(alpha))")
@@ -349,7 +352,15 @@ def _gdp_mu_scalar(eps: float, delta: float) -> float:
     # mu^2 - 2 z mu - 2 eps = 0, written without cancellation when z < 0.
     z = float(ndtri(delta))
     root_disc = math.sqrt(z * z + 2 * eps)
-    low = math.log(2 * eps / (root_disc - z) if z < 0 else z + root_disc)
+    if z >= 0:
+        low = math.log(z + root_disc)
+    elif 2 * eps / (root_disc - z) > 0:
+        low = math.log(2 * eps / (root_disc - z))
+    else:  # the quotient underflows (subnormal eps): its logarithm term by term
+        low = math.log(2) + math.log(eps) - math.log(root_disc - z)
+    # no lower than the smallest normal double: a subnormal mu has lost its precision, and
+    # delta_mu(eps) <= delta_mu(0) < mu < delta holds there anyway
+    low = max(low, math.log(np.finfo(float).tiny))
     while excess(low) > 0:  # only the rounding margin can push it over
         low -= 1.0
     high = low + 1.0
@@ -385,18 +396,33 @@ def gdp_compose(mus: ArrayLike) -> float:
     r"""GDP composition: running :math:`\mu_1,\dots,\mu_T`-GDP mechanisms is
     :math:`\sqrt{\mu_1^2+\dots+\mu_T^2}`-GDP (GSPA, Fact 3; exact for Gaussian mechanisms).
 
+    When the largest entry is above 1e150 or below 1e-150 the squares would overflow or
+    underflow, so the sum is taken relative to that entry; ``ValueError`` if the result itself
+    exceeds the float range.
+
     >>> gdp_compose([3.0, 4.0])
     5.0
     """
     mu_arr = check_positive(mus, "mus")
-    return float(np.sqrt(np.sum(mu_arr**2)))
+    top = float(mu_arr.max())
+    if 1e-150 <= top <= 1e150:
+        return float(np.sqrt(np.sum(mu_arr**2)))
+    with np.errstate(under="ignore", over="ignore"):
+        total = top * float(np.sqrt(np.sum((mu_arr / top) ** 2)))
+    if not np.isfinite(total):
+        raise ValueError(f"the composition of mus exceeds the float range, got {mus!r}")
+    return total
 
 
 def gdp_group(mu: ArrayLike, k: int) -> np.ndarray | float:
     r"""Group privacy: a :math:`\mu`-GDP mechanism is :math:`k\mu`-GDP for groups of ``k`` people
-    (GSPA, Fact 3).
+    (GSPA, Fact 3). ``ValueError`` if :math:`k\mu` exceeds the float range.
 
     >>> gdp_group(0.5, 3)
     1.5
     """
-    return scalar_or_array(check_integer(k, "k", 1) * check_positive(mu, "mu"))
+    with np.errstate(over="ignore"):
+        group_mu = check_integer(k, "k", 1) * check_positive(mu, "mu")
+    if not np.isfinite(group_mu).all():
+        raise ValueError(f"k * mu exceeds the float range, got mu={mu!r} and k={k!r}")
+    return scalar_or_array(group_mu)

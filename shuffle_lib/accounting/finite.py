@@ -14,20 +14,31 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from shuffle_lib._numerics import bisect, scalar_or_array
-from shuffle_lib._validation import check_delta, check_epsilon
+from shuffle_lib._validation import check_array, check_epsilon, check_instance, check_real
+
+#: Largest Rényi order accepted: (alpha - 1) times a log-likelihood ratio of doubles (at most
+#: about 1490 in size) then stays far below the float range.
+ALPHA_MAX = 1e300
+#: Smallest bisection tolerance accepted: bisection cannot narrow a bracket below the spacing of
+#: doubles, so a smaller tolerance would never be met.
+TOL_MIN = float(np.finfo(float).eps)
 
 
 def _check_distribution(p: ArrayLike, name: str) -> np.ndarray:
-    arr = np.asarray(p, dtype=float)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D probability vector, got {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any() or abs(arr.sum() - 1.0) > 1e-9:
+    arr = check_array(p, name, ndim=1)
+    if (arr < 0).any() or abs(arr.sum() - 1.0) > 1e-9:
         raise ValueError(f"{name} must be non-negative and sum to 1, got {p!r}")
     return arr
 
 
 def check_distribution_pair(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``p`` and ``q`` as probability vectors of the same length, or raise."""
+    """Return ``p`` and ``q`` as probability vectors of the same length, or raise (``TypeError``
+    for non-numbers, ``ValueError`` for a wrong shape, NaN, infinities, negative entries or sums
+    other than 1 within 1e-9).
+
+    >>> check_distribution_pair([0.75, 0.25], [0.5, 0.5])
+    (array([0.75, 0.25]), array([0.5, 0.5]))
+    """
     p_arr = _check_distribution(p, "p")
     q_arr = _check_distribution(q, "q")
     if p_arr.shape != q_arr.shape:
@@ -36,12 +47,17 @@ def check_distribution_pair(p: ArrayLike, q: ArrayLike) -> tuple[np.ndarray, np.
 
 
 def check_channel(channel: ArrayLike) -> np.ndarray:
-    """Return ``channel`` as a float matrix after checking that every row is a distribution."""
-    arr = np.asarray(channel, dtype=float)
-    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise ValueError(f"channel must be a non-empty 2-D matrix, got shape {arr.shape}")
-    if not np.isfinite(arr).all() or (arr < 0).any():
-        raise ValueError("channel entries must be finite and non-negative")
+    """Return ``channel`` as a float matrix after checking that every row is a distribution
+    (``TypeError`` for non-numbers, ``ValueError`` for a wrong shape, NaN, infinities, negative
+    entries or row sums other than 1 within 1e-9).
+
+    >>> check_channel([[0.75, 0.25], [0.25, 0.75]])
+    array([[0.75, 0.25],
+           [0.25, 0.75]])
+    """
+    arr = check_array(channel, "channel", ndim=2)
+    if (arr < 0).any():
+        raise ValueError(f"channel entries must be non-negative, got minimum {arr.min()!r}")
     sums = arr.sum(axis=1)
     if np.abs(sums - 1.0).max() > 1e-9:
         raise ValueError(f"channel rows must sum to 1, got row sums {sums}")
@@ -51,8 +67,14 @@ def check_channel(channel: ArrayLike) -> np.ndarray:
 def _pairs(n_rows: int, pairs: Iterable[tuple[int, int]] | None) -> list[tuple[int, int]]:
     if pairs is None:
         return [(i, j) for i in range(n_rows) for j in range(n_rows) if i != j]
+    check_instance(pairs, "pairs", Iterable)
     out = []
-    for i, j in pairs:
+    for pair in pairs:
+        indices = tuple(pair) if isinstance(pair, tuple | list) else ()
+        if len(indices) != 2 or any(isinstance(v, bool) or not isinstance(v, int | np.integer)
+                                    for v in indices):
+            raise TypeError(f"pairs must hold pairs of integer row indices, got {pair!r}")
+        i, j = indices
         if not (0 <= i < n_rows and 0 <= j < n_rows) or i == j:
             raise ValueError(f"pair ({i}, {j}) must hold two different rows in [0, {n_rows})")
         out.append((int(i), int(j)))
@@ -68,16 +90,22 @@ def hockey_stick_divergence(p: ArrayLike, q: ArrayLike, eps: ArrayLike) -> np.nd
     This is the smallest :math:`\delta` with :math:`P(S) \le e^\varepsilon Q(S) + \delta` for every
     event ``S`` (the maximizing event is :math:`\{o: P(o) > e^\varepsilon Q(o)\}`), so a mechanism
     is :math:`(\varepsilon,\delta)`-DP iff this is :math:`\le\delta` for every ordered neighbouring
-    pair. Vectorized over ``eps``. Exact up to floating-point summation.
+    pair. Vectorized over ``eps``. Exact up to floating-point summation. Where
+    :math:`e^\varepsilon` overflows, each term is taken as :math:`P(o)(1-e^{\varepsilon-L(o)})_+`
+    with the privacy loss :math:`L(o)=\ln(P(o)/Q(o))` (infinite where :math:`Q(o)=0`).
 
     >>> float(hockey_stick_divergence([0.75, 0.25], [0.25, 0.75], 0.0))
     0.5
     """
     p_arr, q_arr = check_distribution_pair(p, q)
     eps_arr = check_epsilon(eps)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         scale = np.exp(eps_arr)[..., None]
-    gap = p_arr - scale * q_arr
+        gap = p_arr - scale * q_arr
+        if not np.isfinite(scale).all():  # inf * 0 would be NaN, and inf * Q drops terms
+            loss = np.log(p_arr) - np.log(q_arr)
+            log_form = p_arr * -np.expm1(np.minimum(eps_arr[..., None] - loss, 0.0))
+            gap = np.where(np.isfinite(scale), gap, np.where(p_arr > 0, log_form, 0.0))
     result = np.clip(np.where(gap > 0, gap, 0.0).sum(axis=-1), 0.0, 1.0)
     return scalar_or_array(result)
 
@@ -116,8 +144,10 @@ def channel_delta(
     0.5
     """
     arr = check_channel(channel)
+    eps_val = check_real(eps, "eps", low=0.0)
     return max(
-        float(hockey_stick_divergence(arr[i], arr[j], eps)) for i, j in _pairs(arr.shape[0], pairs)
+        float(hockey_stick_divergence(arr[i], arr[j], eps_val))
+        for i, j in _pairs(arr.shape[0], pairs)
     )
 
 
@@ -126,15 +156,18 @@ def epsilon_for_delta(p: ArrayLike, q: ArrayLike, delta: float, tol: float = 1e-
     :math:`H_{e^\varepsilon}(Q\|P) \le \delta`: the exact privacy of the pair at level delta.
 
     Both divergences decrease in eps, so a bisection on eps finds the answer; the result is
-    rounded up (an upper bound within ``tol`` of the exact value). Returns ``inf`` when the
-    divergences never reach delta (some outcome is possible under one law only and carries more
-    than delta of mass).
+    rounded up (an upper bound within ``tol`` of the exact value, relative above 1). ``tol`` must
+    be at least 2.2e-16 (:data:`TOL_MIN`, the spacing of doubles near 1: a bisection cannot get
+    closer, so a smaller tolerance, 0 included, is refused with ``ValueError``). Returns ``inf``
+    when the divergences never reach delta (some outcome is possible under one law only and
+    carries more than delta of mass, or the answer exceeds 1e6).
 
     >>> round(epsilon_for_delta([0.75, 0.25], [0.25, 0.75], 0.0), 9)
     1.098612289
     """
     p_arr, q_arr = check_distribution_pair(p, q)
-    delta_val = float(check_delta(delta))
+    delta_val = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
+    tol_val = check_real(tol, "tol", low=TOL_MIN)
 
     def worst(eps: float) -> float:
         return max(
@@ -153,7 +186,7 @@ def epsilon_for_delta(p: ArrayLike, q: ArrayLike, delta: float, tol: float = 1e-
         high *= 2
         if high > 1e6:
             return float("inf")
-    _, high = bisect(lambda e: worst(e) <= delta_val, 0.0, high, tol)  # round up
+    _, high = bisect(lambda e: worst(e) <= delta_val, 0.0, high, tol_val)  # round up
     return high
 
 
@@ -161,15 +194,16 @@ def renyi_divergence(p: ArrayLike, q: ArrayLike, alpha: float) -> float:
     r"""Rényi divergence of order :math:`\alpha > 1` between finite distributions,
     :math:`D_\alpha(P\|Q) = \frac{1}{\alpha-1}\ln\sum_o P(o)^\alpha Q(o)^{1-\alpha}`
     (computed with log-sum-exp, or with ``log1p``/``expm1`` near :math:`\alpha=1` where the sum
-    is close to 1; ``inf`` if P charges an outcome that Q does not).
+    is close to 1; ``inf`` if P charges an outcome that Q does not). ``alpha`` must lie in
+    (1, 1e300] (:data:`ALPHA_MAX`; ``ValueError`` outside).
 
     >>> round(renyi_divergence([0.5, 0.5], [0.5, 0.5], 2.0), 12)
     0.0
     """
     p_arr, q_arr = check_distribution_pair(p, q)
-    alpha_val = float(alpha)
-    if not np.isfinite(alpha_val) or alpha_val <= 1:
-        raise ValueError(f"alpha must be finite and > 1, got {alpha!r}")
+    alpha_val = check_real(alpha, "alpha")
+    if not 1 < alpha_val <= ALPHA_MAX:
+        raise ValueError(f"alpha must be finite and > 1 (at most {ALPHA_MAX:g}), got {alpha!r}")
     support = p_arr > 0
     if np.any(q_arr[support] == 0):
         return float("inf")

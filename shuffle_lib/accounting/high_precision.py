@@ -18,19 +18,47 @@ arithmetic.
 from __future__ import annotations
 
 import mpmath as mp
+import numpy as np
 
 from shuffle_lib._validation import check_epsilon, check_integer
 
 DIGITS = 40
 VARIANTS = ("fmt21", "stronger")
+#: Limits of these pure-Python routes, past which a call would run for minutes (``ValueError``):
+#: the number of users of :func:`clone_delta`, the same as the float accountants'
+N_MAX = 10**10
+#: the number of counts :func:`clone_delta` sums (about 2 s at the limit),
+COUNTS_MAX = 10**5
+#: the number of trials of one binomial tail, summed term by term (about 7 sqrt(c) terms near the
+#: centre: a few seconds at the limit), in :func:`binomial_upper_tail` and :func:`clone_delta`,
+TAIL_TRIALS_MAX = 10**9
+#: and the number of users of the routines quadratic in n (:func:`clone_pair_laws`,
+#: :func:`clone_delta_by_enumeration`, :func:`shuffled_rr_delta`; about a second at the limit).
+QUADRATIC_N_MAX = 200
+
+
+def _check_real(value: object, name: str, low: float, high: float, low_open: bool = False) -> None:
+    """Raise unless ``value`` is a real number (int, float or mpmath mpf; not a bool) in the
+    interval from ``low`` to ``high`` (closed, or open at ``low``); NaN fails every comparison."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating
+                                                 | mp.mpf):
+        raise TypeError(f"{name} must be a real number (int, float or mpmath mpf), got {value!r}")
+    inside = (low < value if low_open else low <= value) and value <= high
+    if not inside:
+        left = "(" if low_open else "["
+        raise ValueError(f"{name} must lie in {left}{low}, {high}], got {value!r}")
 
 
 def _upper_tail(c: int, x: int) -> mp.mpf:
-    """P(Bin(c, 1/2) >= x) by summing the probabilities upward until they no longer matter."""
+    """P(Bin(c, 1/2) >= x) by summing the probabilities upward until they no longer matter;
+    below the centre, where they would grow for about c / 2 terms, as 1 - P(Bin >= c + 1 - x)
+    (the mirror law; the result is then at least 1/2, so no digit is lost)."""
     if x <= 0:
         return mp.mpf(1)
     if x > c:
         return mp.mpf(0)
+    if 2 * x < c:
+        return 1 - _upper_tail(c, c + 1 - x)
     term = mp.binomial(c, x) / mp.mpf(2) ** c
     total = mp.mpf(0)
     y = x
@@ -55,10 +83,19 @@ def _threshold(c: int, gain: mp.mpf, loss: mp.mpf) -> int:
     return x
 
 
+def _check_count_budget(law: dict[int, mp.mpf], n_minus_1: int, q: mp.mpf) -> None:
+    if len(law) > COUNTS_MAX:
+        raise ValueError(
+            f"n = {n_minus_1 + 1} and q = {float(q):.6g} need more than {COUNTS_MAX} clone counts "
+            "above the cutoff (the supported limit): lower n, or raise relative_cutoff * scale"
+        )
+
+
 def _count_law(n_minus_1: int, q: mp.mpf, cutoff: mp.mpf) -> dict[int, mp.mpf]:
-    """Bin(n - 1, q) from its mode outward, keeping the probabilities above ``cutoff``."""
-    if q == 0:
-        return {0: mp.mpf(1)}
+    """Bin(n - 1, q) from its mode outward, keeping the probabilities above ``cutoff``; at most
+    :data:`COUNTS_MAX` of them (``ValueError`` beyond)."""
+    if q == 0 or q == 1:
+        return {0 if q == 0 else n_minus_1: mp.mpf(1)}
     mode = min(int(mp.floor((n_minus_1 + 1) * q)), n_minus_1)
     law = {mode: mp.binomial(n_minus_1, mode) * q**mode * (1 - q) ** (n_minus_1 - mode)}
     ratio = q / (1 - q)
@@ -67,11 +104,13 @@ def _count_law(n_minus_1: int, q: mp.mpf, cutoff: mp.mpf) -> dict[int, mp.mpf]:
         w = w * (n_minus_1 - c) / (c + 1) * ratio
         c += 1
         law[c] = w
+        _check_count_budget(law, n_minus_1, q)
     c, w = mode, law[mode]
     while c > 0 and w > cutoff:
         w = w * c / (n_minus_1 - c + 1) / ratio
         c -= 1
         law[c] = w
+        _check_count_budget(law, n_minus_1, q)
     return law
 
 
@@ -103,13 +142,21 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
     :math:`P(B_c\ge y)=P(B_{c-1}\ge y)+b_{c-1}(y-1)/2`), anchored at the largest count by direct
     summation. Time grows like the number of counts kept: about a second per 50,000.
 
+    Limits (``ValueError`` beyond): ``n`` at most :data:`N_MAX` (1e10), at most
+    :data:`COUNTS_MAX` (1e5) counts above the cutoff, and the largest of them at most
+    :data:`TAIL_TRIALS_MAX` (1e9). ``q`` is a real number in [0, 1] (an mpmath ``mpf`` keeps its
+    40 digits), ``relative_cutoff`` and ``scale`` lie in (0, 1].
+
     >>> q = clone_probability_mp(1.0)
     >>> float(clone_delta(0.0, 1.0, 2, q)) == float(clone_delta_by_enumeration(0.0, 1.0, 2, q))
     True
     """
     check_epsilon(eps)
     check_epsilon(eps0, "eps0")
-    check_integer(n, "n", 2)
+    check_integer(n, "n", 2, N_MAX)
+    _check_real(q, "q", 0, 1)
+    _check_real(relative_cutoff, "relative_cutoff", 0, 1, low_open=True)
+    _check_real(scale, "scale", 0, 1, low_open=True)
     with mp.workdps(DIGITS):
         if eps >= eps0:
             return mp.mpf(0)  # every likelihood ratio is at most e^eps0
@@ -120,6 +167,9 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
         law = _count_law(n - 1, q, mp.mpf(relative_cutoff) * mp.mpf(scale))
         counts = sorted(law, reverse=True)
         c = counts[0]
+        if c > TAIL_TRIALS_MAX:
+            raise ValueError(f"n = {n} and q = {float(q):.6g} give clone counts up to {c}, above "
+                             f"the supported {TAIL_TRIALS_MAX:.0e} for the anchoring tail")
         x = _threshold(c, gain, loss) - 1  # track T = P(B_c >= t_c - 1) and p = b_c(t_c - 1)
         tail = _upper_tail(c, x)
         prob = mp.binomial(c, x) / mp.mpf(2) ** c
@@ -141,14 +191,16 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
 
 def clone_pair_laws(eps0: float, n: int, q: mp.mpf) -> tuple[dict, dict]:
     """The two laws P and Q of the clone pair, outcome by outcome: dictionaries from the pair
-    (a, b) of counts to its probability (40 digits). Quadratic in n: for small n only.
+    (a, b) of counts to its probability (40 digits). Quadratic in n: ``n`` at most
+    :data:`QUADRATIC_N_MAX` (200; ``ValueError`` beyond); ``q`` a real number in [0, 1].
 
     >>> first, second = clone_pair_laws(1.0, 2, clone_probability_mp(1.0))
     >>> round(float(sum(first.values())), 12), sorted(first) == sorted(second)
     (1.0, True)
     """
     check_epsilon(eps0, "eps0")
-    check_integer(n, "n", 2)
+    check_integer(n, "n", 2, QUADRATIC_N_MAX)
+    _check_real(q, "q", 0, 1)
     with mp.workdps(DIGITS):
         keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
         flip = 1 - keep
@@ -167,7 +219,12 @@ def clone_pair_laws(eps0: float, n: int, q: mp.mpf) -> tuple[dict, dict]:
 
 def clone_delta_by_enumeration(eps: float, eps0: float, n: int, q: mp.mpf) -> mp.mpf:
     """The divergence of :func:`clone_delta` by listing every outcome of the pair
-    (:func:`clone_pair_laws`): a check of the count-by-count sum itself, for small n."""
+    (:func:`clone_pair_laws`): a check of the count-by-count sum itself, for small n (at most
+    :data:`QUADRATIC_N_MAX`).
+
+    >>> round(float(clone_delta_by_enumeration(0.0, 1.0, 3, clone_probability_mp(1.0))), 6)
+    0.323384
+    """
     check_epsilon(eps)
     first, second = clone_pair_laws(eps0, n, q)
     with mp.workdps(DIGITS):
@@ -178,14 +235,14 @@ def clone_delta_by_enumeration(eps: float, eps0: float, n: int, q: mp.mpf) -> mp
 def shuffled_rr_delta(eps: float, eps0: float, n: int, others_ones: int) -> mp.mpf:
     """Exact delta(eps) of shuffled binary randomized response (target 1 against 0, the others
     holding ``others_ones`` ones), by convolving the laws user by user in 40 digits (quadratic in
-    n: small n only).
+    n: ``n`` at most :data:`QUADRATIC_N_MAX`, 200; ``ValueError`` beyond).
 
     >>> float(shuffled_rr_delta(0.0, 1.0, 2, 0)) > 0
     True
     """
     check_epsilon(eps)
     check_epsilon(eps0, "eps0")
-    check_integer(n, "n", 2)
+    check_integer(n, "n", 2, QUADRATIC_N_MAX)
     if not 0 <= check_integer(others_ones, "others_ones", 0) <= n - 1:
         raise ValueError(f"others_ones must be at most n - 1 = {n - 1}, got {others_ones}")
     with mp.workdps(DIGITS):
@@ -205,11 +262,13 @@ def shuffled_rr_delta(eps: float, eps0: float, n: int, others_ones: int) -> mp.m
 
 
 def binomial_upper_tail(c: int, x: int) -> mp.mpf:
-    """P(Bin(c, 1/2) >= x) in 40 digits, by direct summation (about sqrt(c) terms near the centre).
+    """P(Bin(c, 1/2) >= x) in 40 digits, by direct summation (about 7 sqrt(c) terms near the
+    centre). ``c`` at most :data:`TAIL_TRIALS_MAX` (1e9; ``ValueError`` beyond), ``x`` >= 0.
 
     >>> float(binomial_upper_tail(2, 1))
     0.75
     """
-    check_integer(c, "c", 0)
+    check_integer(c, "c", 0, TAIL_TRIALS_MAX)
+    check_integer(x, "x", 0)
     with mp.workdps(DIGITS):
         return _upper_tail(c, x)

@@ -34,10 +34,13 @@ from shuffle_lib._numerics import EPS_TOL, bisect, certified_epsilon
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
+    broadcast_per_user,
+    check_bool,
     check_delta,
     check_epsilon,
     check_integer,
     check_probability,
+    check_real,
 )
 from shuffle_lib.accounting._binomial import (
     TRUNCATION,
@@ -49,11 +52,20 @@ from shuffle_lib.accounting._binomial import (
     poisson_binomial_rtol,
     target_count_laws,
 )
-from shuffle_lib.accounting.fdp import gdp_epsilon
-from shuffle_lib.accounting.shuffle import shuffled_rr_exact_epsilon
+from shuffle_lib.accounting.fdp import MU_RANGE, gdp_epsilon
+from shuffle_lib.accounting.shuffle import DELTA_MIN, shuffled_rr_exact_epsilon
 
 #: Largest population the personalized accountants take (as levels with counts).
 N_MAX = 10**10
+#: Largest number of draws of :func:`sample_personalized_reduction`, and of draws times users
+#: (one uniform number per user and draw, twice: about a second at the limit).
+SAMPLE_MAX = 10**7
+SAMPLE_WORK_MAX = 10**8
+#: Largest side of the lattice grid of :func:`gspa_normal_approximation_error` (a million cells,
+#: about a second), and the smallest standard deviation of its Gaussian (narrower ones fall
+#: between the quadrature nodes of a unit cell).
+GRID_SIDE_MAX = 1000
+GRID_SD_MIN = 0.5
 
 
 def _level_counts(counts: ArrayLike | None, levels: np.ndarray) -> np.ndarray:
@@ -82,16 +94,28 @@ def _people_per_level(
 
 
 def _personal_levels(
-    eps: ArrayLike, delta: ArrayLike, counts: ArrayLike | None = None
+    eps: ArrayLike, delta: ArrayLike, counts: ArrayLike | None = None,
+    names: tuple[str, str] = ("eps", "delta"),
 ) -> tuple[np.ndarray, np.ndarray]:
-    eps_arr = np.atleast_1d(check_epsilon(eps))
+    """Per-user levels (``names[0]``, 1-D, at least 2 users) and their deltas (``names[1]``, a
+    scalar or one per level)."""
+    eps_name, delta_name = names
+    eps_arr = np.atleast_1d(check_epsilon(eps, eps_name))
     if eps_arr.ndim != 1:
-        raise ValueError(f"eps must be a 1-D array of per-user levels, got shape {eps_arr.shape}")
+        raise ValueError(
+            f"{eps_name} must be a 1-D array of per-user levels, got shape {eps_arr.shape}"
+        )
     users = int(_level_counts(counts, eps_arr).sum())
     if users < 2:
-        raise ValueError(f"need at least 2 users, got {users}")
-    delta_arr = np.broadcast_to(check_delta(delta), eps_arr.shape)
+        raise ValueError(f"{eps_name} must hold the levels of at least 2 users, got {users}")
+    delta_arr = broadcast_per_user(check_delta(delta, delta_name), eps_arr.shape, delta_name)
     return eps_arr, delta_arr
+
+
+def _check_certified_delta(delta: float) -> float:
+    """The target delta of a certified accountant: in [1e-150, 1) (:data:`DELTA_MIN` of the
+    shuffle accountants; their truncation, 1e-12 delta, must not underflow)."""
+    return check_real(delta, "delta", low=DELTA_MIN, high=1.0, high_open=True)
 
 
 def _check_target(target: int, n: int) -> int:
@@ -116,27 +140,42 @@ def gspa_mu(eps: ArrayLike, delta: ArrayLike = 0.0) -> float:
     This is the central-limit **approximation** of the theorem, which drops a Berry-Esseen term of
     order :math:`1/\sqrt n`: it is an estimate, not an upper bound, and it can fall below the exact
     privacy of shuffled randomized response (see the tests). ``eps`` holds one level per user
-    (at least two users); ``delta`` is a scalar or one value per user in [0, 1).
+    (at least two users); ``delta`` is a scalar or one value per user in [0, 1). ``ValueError``
+    when the levels are so large (every one above about 1400) that :math:`\mu` exceeds the float
+    range.
 
     >>> round(gspa_mu([1.0] * 1000), 4)
     0.0863
     """
-    eps_arr, delta_arr = _personal_levels(eps, delta)
+    return _gspa_mu(*_personal_levels(eps, delta))
+
+
+def _gspa_mu(eps_arr: np.ndarray, delta_arr: np.ndarray) -> float:
     # log of (1 - delta_i) / (1 + e^{eps_i}); finite because delta_i < 1
     log_weight = np.log1p(-delta_arr) - np.logaddexp(0.0, eps_arr)
     others = np.delete(log_weight, np.argmax(log_weight))  # the sum minus its largest term
-    return float(np.sqrt(2.0) * np.exp(-0.5 * logsumexp(others)))
+    with np.errstate(over="ignore"):
+        mu = float(np.sqrt(2.0) * np.exp(-0.5 * logsumexp(others)))
+    if not np.isfinite(mu):
+        raise ValueError("the levels in eps are so large that mu exceeds the float range")
+    return mu
 
 
 def gspa_epsilon(eps: ArrayLike, delta_i: ArrayLike, delta: float) -> float:
     r"""Central :math:`\varepsilon` at target ``delta`` implied by GSPA's :math:`\mu`
     (:func:`gspa_mu`) through the GDP conversion of GSPA, Fact 3
     (:func:`shuffle_lib.accounting.gdp_epsilon`). Inherits the approximation of :func:`gspa_mu`.
+    ``ValueError`` when that :math:`\mu` exceeds :math:`10^4`, the range of ``gdp_epsilon``
+    (a few users at large levels).
 
     >>> round(gspa_epsilon([4.0] * 1000, 0.0, 1e-6), 2)
     1.45
     """
-    return float(gdp_epsilon(gspa_mu(eps, delta_i), delta))
+    mu = _gspa_mu(*_personal_levels(eps, delta_i, names=("eps", "delta_i")))
+    if mu > MU_RANGE[1]:
+        raise ValueError(f"eps and delta_i give mu = {mu:.4g}, above the supported "
+                         f"{MU_RANGE[1]:g} of gdp_epsilon")
+    return float(gdp_epsilon(mu, delta))
 
 
 def personalized_clone_delta(
@@ -164,7 +203,7 @@ def personalized_clone_delta(
     True
     """
     eps_val = float(check_epsilon(eps))
-    levels, deltas = _personal_levels(eps_i, delta_i)
+    levels, deltas = _personal_levels(eps_i, delta_i, names=("eps_i", "delta_i"))
     t = _check_target(target, levels.size)
     offset, w, dropped = poisson_binomial_pmf(np.delete(_clone_probabilities(levels, deltas), t))
     keep, flip = float(expit(levels[t])), float(expit(-levels[t]))
@@ -194,15 +233,20 @@ def sample_personalized_reduction(
     probability :math:`(1-\delta_i)/(1+e^{\varepsilon_i})` each, independently (simulated user by
     user, not from the Poisson-binomial of :func:`personalized_clone_delta`, so the two can check
     each other); the target adds (1, 0) or (0, 1) as GSPA states, swapped under
-    :math:`\rho_1`, and nothing with probability :math:`\delta_t`.
+    :math:`\rho_1`, and nothing with probability :math:`\delta_t`. ``size`` at most
+    :data:`SAMPLE_MAX` (1e7), and ``size`` times the number of other users at most
+    :data:`SAMPLE_WORK_MAX` (1e8); ``ValueError`` beyond.
 
     >>> first, second = sample_personalized_reduction([1.0, 0.5, 2.0], 0.0, 0, size=4, rng=0)
     >>> first.shape, second.shape
     ((4, 2), (4, 2))
     """
-    levels, deltas = _personal_levels(eps_i, delta_i)
+    levels, deltas = _personal_levels(eps_i, delta_i, names=("eps_i", "delta_i"))
     t = _check_target(target, levels.size)
-    draws = check_integer(size, "size", 1)
+    draws = check_integer(size, "size", 1, SAMPLE_MAX)
+    if draws * (levels.size - 1) > SAMPLE_WORK_MAX:
+        raise ValueError(f"size = {draws} draws of {levels.size - 1} other users exceed the "
+                         f"supported {SAMPLE_WORK_MAX:.0e} random numbers")
     gen = as_rng(rng)
     half = np.delete(_clone_probabilities(levels, deltas), t) / 2
     keep, delta_t = float(expit(levels[t])), float(deltas[t])
@@ -263,6 +307,8 @@ def personalized_numerical_epsilon(
     user-specific randomizers (personalized Laplace or Gaussian, Algorithms 1 and 3) the clone
     decomposition of GSPA, Lemma 1 is not established, and neither is this bound.
 
+    Range: ``delta`` in [1e-150, 1), at most :math:`10^{10}` users; ``ValueError`` outside.
+
     >>> eps_i = np.linspace(0.5, 1.0, 2000)
     >>> bound = personalized_numerical_epsilon(eps_i, 0.0, 1e-6)
     >>> bool(personalized_numerical_epsilon(eps_i, 0.0, 1e-6, target=1999) <= bound < 1.0)
@@ -276,8 +322,8 @@ def personalized_numerical_epsilon(
     >>> bool(0 < pop < 0.01)
     True
     """
-    levels, deltas = _personal_levels(eps_i, delta_i, counts)
-    delta_val = float(check_delta(delta, allow_zero=False))
+    levels, deltas = _personal_levels(eps_i, delta_i, counts, names=("eps_i", "delta_i"))
+    delta_val = _check_certified_delta(delta)
     clones = _clone_probabilities(levels, deltas)
     sizes = _level_counts(counts, levels)
     present = sizes > 0
@@ -326,6 +372,7 @@ def clone_reduction_epsilon(
     randomized response at level :math:`\varepsilon_j` on values outside the target's two
     (:math:`r_j=2/(e^{\varepsilon_j}+k-1)`), the reduction is exact and so is this epsilon for
     that pair of datasets. ``counts`` (optional) says how many people share each probability.
+    ``delta`` in [1e-150, 1) (``ValueError`` outside).
 
     >>> r = np.full(9_999, 2 / (np.exp(0.01) + 99))  # 100-ary RR at 0.01 on other values
     >>> round(clone_reduction_epsilon(1.0, r, 1e-6), 3)
@@ -335,7 +382,7 @@ def clone_reduction_epsilon(
     probs = np.atleast_1d(check_probability(clone_probabilities, "clone_probabilities"))
     if probs.ndim != 1:
         raise ValueError(f"clone_probabilities must be 1-D, got shape {probs.shape}")
-    delta_val = float(check_delta(delta, allow_zero=False))
+    delta_val = _check_certified_delta(delta)
     sizes = _level_counts(counts, probs)
     reduction = CloneCountReduction(probs, sizes, level, TRUNCATION * delta_val)
     return certified_epsilon(reduction.bound, level, delta_val)
@@ -387,6 +434,7 @@ def personalized_laplace_epsilon(
     which every pure :math:`\varepsilon_t`-LDP pair is a post-processing of); the result is the
     largest over targets. It never exceeds the largest level. ``counts`` (optional) gives the
     number of people holding each entry of ``eps_i``. Cost: one evaluation per distinct level.
+    ``delta`` in [1e-150, 1) (``ValueError`` outside).
 
     >>> levels = np.repeat([0.1, 0.5, 1.0], [5_400, 3_700, 900])
     >>> value = personalized_laplace_epsilon(levels, 1e-6)
@@ -395,8 +443,9 @@ def personalized_laplace_epsilon(
     """
     distinct, people = _people_per_level(eps_i, counts, positive=True)
     if int(people.sum()) < 2:
-        raise ValueError(f"need at least 2 people, got {int(people.sum())}")
-    delta_val = float(check_delta(delta, allow_zero=False))
+        raise ValueError(f"eps_i (with counts) must hold at least 2 people, got "
+                         f"{int(people.sum())}")
+    delta_val = _check_certified_delta(delta)
     worst = 0.0
     for index in np.flatnonzero(people > 0):
         others = people.copy()
@@ -445,6 +494,7 @@ def level_tagged_rr_epsilon(
     """
     distinct, people = _people_per_level(eps_i, counts, positive=False)
     delta_val = float(check_delta(delta, allow_zero=False))
+    floor = check_bool(floor, "floor")
     worst = 0.0
     for level, group in zip(distinct, people, strict=True):
         if group == 0 or float(level) <= worst:
@@ -502,7 +552,7 @@ def shuffled_personalized_rr_delta(
     1.0
     """
     eps_arr = check_epsilon(eps)
-    levels, _ = _personal_levels(eps_i, 0.0)
+    levels, _ = _personal_levels(eps_i, 0.0, names=("eps_i", "delta_i"))
     t = _check_target(target, levels.size)
     laws, error = _personalized_rr_laws(levels, t, others_bits)
     result = np.clip(hockey_stick_floor(laws, error, eps_arr), 0.0, 1.0)
@@ -522,7 +572,7 @@ def shuffled_personalized_rr_epsilon(
     >>> bool(floor <= personalized_numerical_epsilon(eps_i, 0.0, 1e-6))
     True
     """
-    levels, _ = _personal_levels(eps_i, 0.0)
+    levels, _ = _personal_levels(eps_i, 0.0, names=("eps_i", "delta_i"))
     delta_val = float(check_delta(delta, allow_zero=False))
     t = int(np.argmax(levels)) if target is None else _check_target(target, levels.size)
     laws, error = _personalized_rr_laws(levels, t, others_bits)
@@ -562,7 +612,7 @@ def liu23_epsilon(eps_i: ArrayLike, delta: float) -> float:
     >>> bool(np.isclose(ours, fmt21_theorem_epsilon(0.5, 10_000, 1e-6), rtol=1e-12))
     True
     """
-    levels, _ = _personal_levels(eps_i, 0.0)
+    levels, _ = _personal_levels(eps_i, 0.0, names=("eps_i", "delta_i"))
     delta_val = float(check_delta(delta, allow_zero=False))
     n = levels.size
     order = np.sort(levels)
@@ -602,15 +652,27 @@ def gspa_normal_approximation_error(
     :math:`\tfrac12\sum_k\lvert P(k)-h(k)\rvert` (plus half the mass left outside the grid) that the
     proof of Theorem 2 actually subtracts, twice, from the trade-off function.
 
+    Range (``ValueError`` outside): the Gaussian's standard deviation
+    :math:`\sqrt{m\frac p2(1-\frac p2)}` at least 1/2 (:data:`GRID_SD_MIN`; the 8-point rule
+    is then within 1e-12 of a 96-point one, while a narrower Gaussian falls between its nodes),
+    ``n`` at most :data:`N_MAX` (1e10), and at most :data:`GRID_SIDE_MAX` (1000) lattice points
+    per axis, i.e. about :math:`n\le 16{,}000` at :math:`\varepsilon_0=1`.
+
     >>> point, tv = gspa_normal_approximation_error(1.0, 1000)
     >>> bool(0 < point < tv < 0.1)
     True
     """
     eps_val = float(check_epsilon(eps0, "eps0"))
-    m = check_integer(n, "n", 2) - 1
+    m = check_integer(n, "n", 2, N_MAX) - 1
     p = float(2 * (1 - check_delta(delta0, "delta0")) * expit(-eps_val))
     half = p / 2
+    if m * half * (1 - half) < GRID_SD_MIN**2:
+        raise ValueError(f"eps0 = {eps0!r}, n = {n!r} and delta0 = {delta0!r} give a Gaussian of "
+                         f"standard deviation below {GRID_SD_MIN}: too narrow for the quadrature")
     low, high, _ = binomial_bulk(m, half, 1e-18)  # bulk of each coordinate's Bin(m, p/2) marginal
+    if high - low + 1 > GRID_SIDE_MAX:
+        raise ValueError(f"n = {n!r} with eps0 = {eps0!r} needs a grid of {high - low + 1} "
+                         f"points per axis, above the supported {GRID_SIDE_MAX}")
     k = np.arange(low, high + 1)
     k0, k1 = np.meshgrid(k, k, indexing="ij")
     total = k0 + k1

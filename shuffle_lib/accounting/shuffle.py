@@ -14,7 +14,9 @@ Lower bound: the exact privacy curve of shuffled binary randomized response on c
 a floor that no valid general bound can go below.
 
 Conventions: ``eps0`` is the local level, ``n`` the number of users, ``delta`` the target.
-Numerical bounds state their tolerance and round toward the safe side.
+Numerical bounds state their tolerance and round toward the safe side. Every function takes
+``delta`` >= 1e-300 (the numerical ones >= 1e-150) and refuses what is outside its stated range
+with ``ValueError`` (``TypeError`` for a wrong type, such as ``n`` given as a string).
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from shuffle_lib._numerics import (
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
+    check_array,
     check_delta,
     check_epsilon,
     check_integer,
     check_probability,
+    check_real,
 )
 from shuffle_lib.accounting._binomial import (
     TRUNCATION,
@@ -48,19 +52,20 @@ from shuffle_lib.accounting._binomial import (
 )
 
 VARIANTS = ("fmt21", "stronger")
+#: Smallest delta any accountant here takes (ln(4 / delta) stays finite); the numerical ones
+#: need more (:data:`DELTA_MIN`).
+CLOSED_FORM_DELTA_MIN = 1e-300
 
 
 def _check_common(eps0: ArrayLike, n: ArrayLike, delta: ArrayLike) -> tuple[np.ndarray, ...]:
     eps0_arr = check_epsilon(eps0, "eps0")
-    n_arr = np.asarray(n)
-    if not np.issubdtype(n_arr.dtype, np.integer):
-        n_float = np.asarray(n, dtype=float)
-        if not np.array_equal(n_float, np.round(n_float)):
-            raise ValueError(f"n must be an integer number of users, got {n!r}")
-        n_arr = n_float.astype(np.int64)
-    if (n_arr < 2).any():
-        raise ValueError(f"n must be >= 2, got {n!r}")
+    n_float = check_array(n, "n", low=2)  # numbers only: no string, bool, NaN or infinity
+    if not np.array_equal(n_float, np.round(n_float)):
+        raise ValueError(f"n must be an integer number of users, got {n!r}")
+    n_arr = check_array(n, "n", integer=True)  # exact int64 (values from 2^62 refused)
     delta_arr = check_delta(delta, allow_zero=False)
+    if (delta_arr < CLOSED_FORM_DELTA_MIN).any():
+        raise ValueError(f"delta must be at least {CLOSED_FORM_DELTA_MIN:g}, got {delta!r}")
     return eps0_arr, n_arr, delta_arr
 
 
@@ -142,7 +147,8 @@ def fmt21_regime_approximation(
     - ``"large"`` (equation (3)): :math:`8e^{\varepsilon_0/2}\sqrt{\ln(4/\delta)/n}`.
 
     Equations (2)-(3) carry the constant 8 of Theorem 3.1 (:func:`fmt21_theorem_epsilon`), not the
-    16 of equation (1). Approximations, not bounds.
+    16 of equation (1). Approximations, not bounds. ``delta`` at least 1e-300; ``ValueError``
+    where :math:`e^{\varepsilon_0/2}` overflows (``eps0`` above about 1400).
 
     >>> round(fmt21_regime_approximation(0.1, 10_000, 1e-6, "small"), 4)
     0.0312
@@ -151,12 +157,15 @@ def fmt21_regime_approximation(
         raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
     eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
     root = np.sqrt(np.log(4 / delta_arr) / n_arr)
-    if regime == "small":
-        value = 8 * eps0_arr * root
-    elif regime == "large-log":
-        value = np.log1p(8 * np.exp(eps0_arr / 2) * root)
-    else:
-        value = 8 * np.exp(eps0_arr / 2) * root
+    with np.errstate(over="ignore"):
+        if regime == "small":
+            value = 8 * eps0_arr * root
+        elif regime == "large-log":
+            value = np.log1p(8 * np.exp(eps0_arr / 2) * root)
+        else:
+            value = 8 * np.exp(eps0_arr / 2) * root
+    if not np.isfinite(value).all():
+        raise ValueError(f"eps0 is so large that the approximation overflows, got {eps0!r}")
     return scalar_or_array(value)
 
 
@@ -167,6 +176,8 @@ N_MAX = 10**10
 DELTA_MIN = 1e-150
 #: Largest local level they certify.
 EPS0_MAX = 100.0
+#: Largest number of draws of :func:`sample_clone_pair` (a few arrays of that length).
+SAMPLE_MAX = 10**7
 
 
 def _check_numerical_range(eps0: np.ndarray, n: np.ndarray, delta: np.ndarray) -> None:
@@ -195,6 +206,8 @@ def _gaussian_guess(eps0: float, n: int, clone_probability: float, delta: float)
     mu = 2 tanh(eps0 / 2) / sqrt((n - 1) q); its epsilon at delta (Dong, Roth & Su 2022,
     Corollary 2.13, in log space). Only a starting point: nothing is certified from it."""
     mu = 2 * np.tanh(eps0 / 2) / np.sqrt(max(1.0, (n - 1) * clone_probability))
+    if mu == 0:  # eps0 = 0 (or subnormal): the reports carry no information, nothing to locate
+        return eps0 / 2
 
     def excess(e: float) -> float:
         first, second = log_ndtr(mu / 2 - e / mu), e + log_ndtr(-mu / 2 - e / mu)
@@ -202,7 +215,8 @@ def _gaussian_guess(eps0: float, n: int, clone_probability: float, delta: float)
 
     if excess(0.0) <= 0 or excess(eps0) >= 0:
         return eps0 / 2
-    return float(brentq(excess, 0.0, eps0, xtol=1e-6 * eps0))
+    # the floor keeps the tolerance positive for a subnormal eps0
+    return float(brentq(excess, 0.0, eps0, xtol=max(1e-6 * eps0, np.finfo(float).tiny)))
 
 
 def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: float) -> float:
@@ -236,15 +250,16 @@ def sample_clone_pair(
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Draw ``size`` samples of the first coordinate :math:`A+\Delta` under :math:`P` and
     :math:`A+1-\Delta` under :math:`Q` of the clone reduction (see :func:`clone_reduction_delta`):
-    what an analyst sees in the reduced problem, for simulations and pictures.
+    what an analyst sees in the reduced problem, for simulations and pictures. ``n`` at most
+    :data:`N_MAX` (1e10) and ``size`` at most :data:`SAMPLE_MAX` (1e7); ``ValueError`` beyond.
 
     >>> first, second = sample_clone_pair(1.0, 100, 5, rng=0)
     >>> first.shape, second.shape
     ((5,), (5,))
     """
     eps0_val = float(check_epsilon(eps0, "eps0"))
-    n_val = check_integer(n, "n", 2)
-    draws = check_integer(size, "size", 1)
+    n_val = check_integer(n, "n", 2, N_MAX)
+    draws = check_integer(size, "size", 1, SAMPLE_MAX)
     gen = as_rng(rng)
     q = clone_probability(eps0_val, variant)
     samples = []
@@ -391,7 +406,7 @@ def bbgn19_epsilon(
     :math:`\varepsilon_0` when nothing can be certified. The Hoeffding bound is not monotone in
     :math:`\varepsilon` (its range term grows with :math:`e^\varepsilon`), so a grid scan finds the
     first certified point before the root search. ``randomizer`` is ``"generic"`` or
-    ``("krr", k)`` (Balle, Bell, Gascón & Nissim 2019).
+    ``("krr", k)`` (Balle, Bell, Gascón & Nissim 2019). ``delta`` at least 1e-300.
 
     >>> round(bbgn19_epsilon(4.0, 100_000, 1e-6, randomizer=("krr", 2)), 3)
     0.137
@@ -446,6 +461,12 @@ def shuffled_rr_exact_delta(
     Either way this is a **lower bound** on the worst-case :math:`\delta` of shuffled RR, so the
     matching epsilon is a floor for every valid upper bound. Vectorized over ``eps``.
 
+    Range, as for the numerical accountants: :math:`n\le 10^{10}` (:data:`N_MAX`),
+    :math:`\varepsilon_0\le 100`, ``delta`` :math:`\ge 10^{-150}`; ``ValueError`` beyond. The
+    cost grows like :math:`\sqrt n` (the bulk of the count law): about a second at
+    :math:`n=10^9` and several seconds at :math:`10^{10}` with ``others_ones=None`` (nine
+    compositions).
+
     >>> round(shuffled_rr_exact_delta(0.0, 50.0, 2, others_ones=0), 6)
     1.0
     """
@@ -482,7 +503,8 @@ def shuffled_rr_exact_epsilon(
 ) -> float:
     r"""Smallest :math:`\varepsilon` with :func:`shuffled_rr_exact_delta` :math:`\le\delta`,
     rounded **down** (it is a lower bound on the privacy loss of shuffled RR): a floor that no
-    valid general amplification bound can go below.
+    valid general amplification bound can go below. Same range and cost as
+    :func:`shuffled_rr_exact_delta` (``ValueError`` beyond the range).
 
     >>> shuffled_rr_exact_epsilon(1.0, 10_000, 1e-6) < fmt21_numerical_epsilon(1.0, 10_000, 1e-6)
     True
@@ -512,6 +534,8 @@ def local_epsilon_for_target(
     r"""Largest :math:`\varepsilon_0` whose shuffled release is certified
     :math:`(\varepsilon,\delta)`-DP by :func:`clone_numerical_epsilon` (monotone search, rounded
     down): how much local noise can be removed for a central target when reports are shuffled.
+    ``eps0_max`` (the largest level tried) lies in (0, 100]; the range of
+    :func:`clone_numerical_epsilon` applies (``ValueError`` outside).
 
     >>> e0 = local_epsilon_for_target(0.5, 10_000, 1e-6)
     >>> bool(fmt21_numerical_epsilon(e0, 10_000, 1e-6) <= 0.5)
@@ -520,6 +544,7 @@ def local_epsilon_for_target(
     eps_val = float(check_epsilon(eps, positive=True))
     n_val = check_integer(n, "n", 2)
     delta_val = float(check_delta(delta, allow_zero=False))
+    eps0_max = check_real(eps0_max, "eps0_max", low=0.0, low_open=True, high=EPS0_MAX)
 
     def certified(e0: float) -> float:
         return float(clone_numerical_epsilon(e0, n_val, delta_val, variant))

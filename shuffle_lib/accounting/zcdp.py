@@ -18,6 +18,15 @@ from shuffle_lib._numerics import scalar_or_array
 from shuffle_lib._validation import check_delta, check_epsilon, check_positive
 
 METHODS = ("bun-steinke", "cks")
+#: Largest rho (forward) and eps (inverse) the conversions take: the results, rounded up by a
+#: relative margin, then stay inside the float range.
+VALUE_MAX = 1e300
+
+
+def _check_at_most(values: np.ndarray, name: str) -> np.ndarray:
+    if (values > VALUE_MAX).any():
+        raise ValueError(f"{name} must be at most {VALUE_MAX:g}, got {float(values.max())!r}")
+    return values
 
 
 def _check_method(method: str) -> str:
@@ -31,22 +40,38 @@ def gaussian_zcdp(sigma: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray 
     :math:`\Delta` is :math:`\rho`-zCDP with :math:`\rho=\Delta^2/(2\sigma^2)`
     (Bun & Steinke 2016, Proposition 1.6; exact).
 
+    Where a square overflows or underflows, :math:`\tfrac12(\Delta/\sigma)^2` is used instead;
+    ``ValueError`` when :math:`\rho` itself exceeds the float range (``sigma`` below about
+    1e-154 times ``sensitivity``).
+
     >>> gaussian_zcdp(2.0)
     0.125
     """
     sigma_arr = check_positive(sigma, "sigma")
     sens_arr = check_positive(sensitivity, "sensitivity")
-    return scalar_or_array(sens_arr**2 / (2 * sigma_arr**2))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        rho = sens_arr**2 / (2 * sigma_arr**2)
+        rho = np.where(np.isfinite(rho), rho, 0.5 * (sens_arr / sigma_arr) ** 2)
+    if not np.isfinite(rho).all():
+        raise ValueError(f"sensitivity / sigma is too large: rho exceeds the float range, got "
+                         f"sigma={sigma!r} and sensitivity={sensitivity!r}")
+    return scalar_or_array(rho)
 
 
 def zcdp_compose(rhos: ArrayLike) -> float:
     r"""Composition of zCDP: running :math:`\rho_1,\dots,\rho_T`-zCDP mechanisms is
     :math:`(\sum_t\rho_t)`-zCDP (Bun & Steinke 2016).
 
+    ``ValueError`` if the sum exceeds the float range.
+
     >>> zcdp_compose([0.5, 0.25])
     0.75
     """
-    return float(np.sum(check_epsilon(rhos, "rhos")))
+    with np.errstate(over="ignore"):
+        total = float(np.sum(check_epsilon(rhos, "rhos")))
+    if not np.isfinite(total):
+        raise ValueError(f"the entries of rhos sum beyond the float range: {rhos!r}")
+    return total
 
 
 #: Relative rounding margin of the floating-point conversions. Each formula below takes at most
@@ -118,14 +143,14 @@ def zcdp_to_approx_dp(
 
     Upper bound for any :math:`\rho`-zCDP mechanism: both formulas are evaluated without
     cancellation and rounded up by a relative margin of 4e-15 of their terms' magnitudes, so the
-    floating-point result is never below the exact value. ``rho`` >= 0 finite, ``delta`` in
-    (0, 1) (subnormal delta included).
+    floating-point result is never below the exact value. ``rho`` in [0, 1e300]
+    (:data:`VALUE_MAX`), ``delta`` in (0, 1) (subnormal delta included); ``ValueError`` outside.
 
     >>> round(zcdp_to_approx_dp(7.70, 1e-10), 2)
     34.33
     """
     method = _check_method(method)
-    rho_arr = check_epsilon(rho, "rho")
+    rho_arr = _check_at_most(check_epsilon(rho, "rho"), "rho")
     delta_arr = check_delta(delta, allow_zero=False)
     if method == "bun-steinke":
         result = _bs_epsilon(rho_arr, _log_inv_delta(delta_arr))
@@ -158,7 +183,7 @@ def _largest_rho_bs(eps: float, delta: float) -> float:
 
 def _largest_rho_cks(eps: float, delta: float) -> float:
     def excess(r: float) -> float:
-        return _cks_epsilon(r, delta) - eps
+        return (_cks_epsilon(r, delta) if r > 0 else 0.0) - eps  # the conversion of 0 is 0
 
     # Bracket: F(low) <= eps < F(high) for the non-decreasing F = CKS conversion. CKS never
     # exceeds Bun-Steinke, so the Bun-Steinke answer qualifies (stepped down should rounding say
@@ -197,12 +222,14 @@ def approx_dp_to_zcdp(
     relative gap to the exact inverse below 1e-13. For ``"cks"`` the answer at ``eps = 0`` is
     the largest :math:`\rho` the CKS bound certifies as :math:`(0,\delta)`-DP, which is
     positive. Used to recover the unrounded :math:`\rho` behind a published :math:`\varepsilon`.
+    ``eps`` in [0, 1e300] (:data:`VALUE_MAX`) and ``delta`` in (0, 1); ``ValueError`` outside.
+    An answer below the smallest double is reported as 0 (safe: a smaller rho).
 
     >>> round(approx_dp_to_zcdp(zcdp_to_approx_dp(2.56, 1e-10), 1e-10), 9)
     2.56
     """
     method = _check_method(method)
-    eps_arr = check_epsilon(eps)
+    eps_arr = _check_at_most(check_epsilon(eps), "eps")
     delta_arr = check_delta(delta, allow_zero=False)
     solver = _largest_rho_bs if method == "bun-steinke" else _largest_rho_cks
     return scalar_or_array(np.vectorize(solver, otypes=[float])(eps_arr, delta_arr))
