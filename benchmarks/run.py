@@ -76,6 +76,7 @@ def main() -> int:
             print(f"{benchmark.name:<58} {ours:>10.3f} {baseline:>12.3f}{scaled or ' '} "
                   f"{baseline / ours:>8.2f}x  {benchmark.verdict(ours, baseline)}")
     print("* baseline measured on a smaller input and scaled to the benchmark's size")
+    importlib.import_module("notebook_times").print_table()
     return 0
 
 

@@ -18,7 +18,10 @@ pytestmark = pytest.mark.book
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "_build" / ".jupyter_cache"
-BUDGET_SECONDS = 90.0
+# A hard ceiling that catches runaway cells, independent of machine load (a loaded 2-core machine
+# runs 4x slower). The book's goal, about 90 s per notebook on an idle machine, is a `make bench`
+# row (benchmarks/notebook_times.py), not a test.
+CEILING_SECONDS = 600.0
 
 
 def _notebooks() -> list[Path]:
@@ -51,15 +54,15 @@ def _execution_seconds() -> dict[Path, float]:
     return times
 
 
-def test_every_notebook_ran_within_the_time_budget() -> None:
+def test_every_notebook_ran_below_the_runaway_ceiling() -> None:
     notebooks = _notebooks()
     assert notebooks, "no notebook chapters found"
     times = _execution_seconds()
     missing = [str(nb.relative_to(ROOT)) for nb in notebooks if nb.resolve() not in times]
     assert not missing, f"notebooks without a current execution record: {missing}"
     report = {str(nb.relative_to(ROOT)): round(times[nb.resolve()], 1) for nb in notebooks}
-    slow = {name: seconds for name, seconds in report.items() if seconds > BUDGET_SECONDS}
-    assert not slow, f"notebooks over {BUDGET_SECONDS:.0f} s: {slow} (all: {report})"
+    slow = {name: seconds for name, seconds in report.items() if seconds > CEILING_SECONDS}
+    assert not slow, f"notebooks over {CEILING_SECONDS:.0f} s: {slow} (all: {report})"
 
 
 def test_no_ipynb_is_tracked_by_git() -> None:
