@@ -5,7 +5,8 @@ Times are the best of a few repeats (wall clock, ``time.perf_counter``); when th
 a smaller input, its time is scaled to the size of ours (linearly unless the benchmark gives another
 exponent), and the row says so. A benchmark may state a goal: a smallest speed-up (``goal``, e.g.
 0.4 for "at most 2.5 times the baseline") or a largest time of ours (``budget``, seconds); the last
-column then says whether this run met it.
+column then says whether this run met it. A row with a budget may have no baseline (the baseline
+and speed-up columns then show "-"): it times one operation against a fixed goal.
 Run with ``make bench``.
 """
 
@@ -21,22 +22,27 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Benchmark:
-    """A hot path (``ours``) against a reference implementation (``baseline``)."""
+    """A hot path (``ours``) against a reference implementation (``baseline``), or against a time
+    budget alone (no ``baseline``)."""
 
     name: str
     ours: Callable[[], object]
     ours_size: int
-    baseline: Callable[[], object]
-    baseline_size: int
+    baseline: Callable[[], object] | None = None
+    baseline_size: int | None = None
     repeats: int = 3
     scaling_exponent: float = 1.0
     goal: float | None = None
     budget: float | None = None
 
-    def verdict(self, ours: float, baseline: float) -> str:
+    def __post_init__(self) -> None:
+        if self.baseline is None and (self.goal is not None or self.budget is None):
+            raise ValueError(f"{self.name}: a row without a baseline needs a budget and no goal")
+
+    def verdict(self, ours: float, baseline: float | None) -> str:
         """'met' / 'MISSED' against the goal or budget (empty when the row states none)."""
         checks = []
-        if self.goal is not None:
+        if self.goal is not None and baseline is not None:
             checks.append((baseline / ours >= self.goal, f">= {self.goal:g}x"))
         if self.budget is not None:
             checks.append((ours <= self.budget, f"<= {self.budget:g} s"))
@@ -53,9 +59,11 @@ def best_time(function: Callable[[], object], repeats: int) -> float:
     return min(times)
 
 
-def run(benchmark: Benchmark) -> tuple[float, float]:
-    """Our time and the baseline time scaled to our input size."""
+def run(benchmark: Benchmark) -> tuple[float, float | None]:
+    """Our time and the baseline time scaled to our input size (None without a baseline)."""
     ours = best_time(benchmark.ours, benchmark.repeats)
+    if benchmark.baseline is None or benchmark.baseline_size is None:
+        return ours, None
     baseline = best_time(benchmark.baseline, benchmark.repeats)
     growth = (benchmark.ours_size / benchmark.baseline_size) ** benchmark.scaling_exponent
     return ours, baseline * growth
@@ -72,6 +80,10 @@ def main() -> int:
     for module_name in modules:
         for benchmark in importlib.import_module(module_name).BENCHMARKS:
             ours, baseline = run(benchmark)
+            if baseline is None:
+                print(f"{benchmark.name:<58} {ours:>10.3f} {'-':>12}  {'-':>9}  "
+                      f"{benchmark.verdict(ours, baseline)}")
+                continue
             scaled = "" if benchmark.ours_size == benchmark.baseline_size else " *"
             print(f"{benchmark.name:<58} {ours:>10.3f} {baseline:>12.3f}{scaled or ' '} "
                   f"{baseline / ours:>8.2f}x  {benchmark.verdict(ours, baseline)}")

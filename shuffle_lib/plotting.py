@@ -9,6 +9,12 @@ strings, bools, None or other objects; NaN and infinities are allowed in curves 
 matplotlib leaves a gap, but not in histograms or box plots), labels are strings, flags are bools.
 Limits: at most ``MAX_PANELS`` (64) panels and ``MAX_FIGURE_INCHES`` (200) per side of a figure,
 at most ``MAX_BINS`` (10,000) histogram bins.
+
+The explorers (``explore_*``, one per part of the book) are the one exception to "no computation
+here": each turns slider settings into a figure, and every number it draws comes from a call to
+the library (no formula is re-implemented). The chapters wrap them in ``ipywidgets``; the static
+website shows the default figure. One update (call and draw) is timed by
+``benchmarks/bench_explorers.py`` against a goal of 0.1 s.
 """
 
 from __future__ import annotations
@@ -20,16 +26,42 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import (
+    FixedLocator,
+    FuncFormatter,
+    LogLocator,
+    NullFormatter,
+    NullLocator,
+)
 from numpy.typing import ArrayLike
+from scipy.special import expit, logit
+from scipy.stats import laplace
 
 from shuffle_lib._validation import (
+    RngLike,
+    as_rng,
     check_array,
     check_bool,
     check_instance,
     check_integer,
     check_real,
 )
+from shuffle_lib.accounting import (
+    bbgn19_epsilon,
+    clone_numerical_epsilon,
+    erlingsson19_epsilon,
+    fmt21_closed_form_epsilon,
+    fmt21_numerical_epsilon,
+    fmt21_theorem_epsilon,
+    fmt21_validity_limit,
+    gdp_tradeoff,
+    gspa_epsilon,
+    personalized_numerical_epsilon,
+    shuffled_personalized_rr_epsilon,
+    shuffled_rr_exact_epsilon,
+    tradeoff_from_distributions,
+)
+from shuffle_lib.randomizers import k_randomized_response, krr_channel
 
 MAX_PANELS = 64  # panels of one panel_grid figure (64 take about half a second)
 MAX_FIGURE_INCHES = 200.0  # per side: inside the renderers' 2^16-pixel limit up to 300 dpi
@@ -361,4 +393,427 @@ def plot_labelled_points(
     axes.set_aspect("equal")
     if title:
         axes.set_title(title)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Explorers: one per part of the book. Each takes slider settings and returns one figure; every
+# number drawn is computed by a library call.
+
+EXPLORER_LEVEL_MAX = 20.0  # largest eps, mu or eps0 an explorer takes (curves are flat beyond)
+EXPLORER_GRID_MAX = 12  # points of an explorer's grid of population sizes
+LAPLACE_CELLS = 400  # cells between the two Laplace means in explore_tradeoff
+AMPLIFICATION_N_MAX = 10**7  # largest n of explore_amplification (about 0.2 s per bound there)
+POPULATION_N_MAX = 10**5  # largest n of explore_population_mix (users are listed one by one)
+POPULATION_LEVEL_MAX = 10.0  # largest local level of explore_population_mix
+POPULATION_LEVELS_MAX = 10  # number of distinct levels of explore_population_mix
+ATTACK_PEOPLE_MAX = 2_000  # people of explore_dsigma_attack
+ATTACK_RESAMPLES_MAX = 200  # report draws per release order in explore_dsigma_attack
+CHAIN_PROFILES_MAX = 41  # profiles of explore_profile_chain
+SWAP_STRATUM_MAX = 10**8  # largest stratum of explore_swap_rate (swapping_epsilon's accurate range)
+
+
+def _size_grid(n_grid: object, name: str, maximum: int) -> np.ndarray:
+    """A grid of population sizes: 2 to ``EXPLORER_GRID_MAX`` distinct integers in [2, maximum],
+    sorted."""
+    sizes = np.unique(check_array(n_grid, name, ndim=1, integer=True, low=2, high=maximum))
+    if not 2 <= sizes.size <= EXPLORER_GRID_MAX:
+        raise ValueError(f"{name} must hold 2 to {EXPLORER_GRID_MAX} distinct sizes, got "
+                         f"{sizes.size}")
+    return sizes
+
+
+def _explorer_axes(
+    size: tuple[float, float], ncols: int = 1, width_ratios: tuple[float, ...] | None = None,
+    bottom: float = 0.55,
+) -> tuple[Figure, np.ndarray]:
+    """A detached figure of ``ncols`` panels side by side with fixed margins (in inches): no
+    layout engine, which would measure every text of the figure at each draw, about 40% of an
+    update's drawing time."""
+    width, height = size
+    fig = plt.figure(figsize=size, layout="none")
+    plt.close(fig)  # returned, not shown twice by the notebook's inline backend
+    grid = {"left": 0.75 / width, "right": 1 - 0.15 / width, "bottom": bottom / height,
+            "top": 1 - 0.35 / height, "wspace": 0.9 * ncols / (width - 0.9 * ncols),
+            "width_ratios": width_ratios}
+    return fig, fig.subplots(1, ncols, squeeze=False, gridspec_kw=grid)[0]
+
+
+def explore_tradeoff(eps: float = 1.0, mu: float = 1.0) -> Figure:
+    r"""Part I explorer: exact trade-off curves of randomized response and of the Laplace
+    mechanism at level ``eps`` (both pure :math:`\varepsilon`-DP) and of the Gaussian mechanism
+    at ``mu`` (:math:`G_\mu`), on the unit square with perfect privacy for reference (Chen, Cao
+    & Ge, GSPA, equation 5 and Facts 1 and 3; Dong, Roth & Su 2022).
+
+    - Randomized response: :func:`~shuffle_lib.accounting.tradeoff_from_distributions` on the two
+      rows of :func:`~shuffle_lib.randomizers.krr_channel` (the curve is :math:`f_{\varepsilon,0}`).
+    - Laplace, sensitivity 1 and scale :math:`1/\varepsilon`: the same exact computation on the
+      output rounded to ``LAPLACE_CELLS`` (400) equal cells between the two means plus the two
+      half-lines outside them, where the likelihood ratio is constant. Rounding is
+      post-processing and keeps every likelihood-ratio threshold test, so the curve is exact at
+      the 401 thresholds and joins them by chords: it lies above the continuous curve, by less
+      than 1e-4 (the tests compare it with the closed form).
+    - Gaussian: :func:`~shuffle_lib.accounting.gdp_tradeoff`.
+
+    ``eps`` and ``mu`` lie in (0, 20].
+
+    >>> fig = explore_tradeoff(eps=1.0, mu=1.0)
+    >>> fig.axes[0].get_xlabel()
+    'type I error α'
+    """
+    level = check_real(eps, "eps", low=0.0, low_open=True, high=EXPLORER_LEVEL_MAX)
+    shift = check_real(mu, "mu", low=0.0, low_open=True, high=EXPLORER_LEVEL_MAX)
+    alpha = np.linspace(0.0, 1.0, 501)
+    rr = krr_channel(2, level)
+    cuts = np.concatenate([[-np.inf], np.linspace(0.0, 1.0, LAPLACE_CELLS + 1), [np.inf]])
+    # cell masses from the tail on each mean's far side, so no digit cancels
+    on_x = -np.diff(laplace.sf(cuts, loc=0.0, scale=1.0 / level))
+    on_x_prime = np.diff(laplace.cdf(cuts, loc=1.0, scale=1.0 / level))
+    curves = {
+        f"randomized response, ε = {level:.3g}":
+            tradeoff_from_distributions(rr[0], rr[1], alpha),
+        f"Laplace, ε = {level:.3g}":
+            tradeoff_from_distributions(on_x, on_x_prime, alpha),
+        f"Gaussian, μ = {shift:.3g}": gdp_tradeoff(shift, alpha),
+    }
+    fig, (ax,) = _explorer_axes((4.8, 4.6))
+    plot_tradeoff_curves(alpha, curves, title="trade-off curves", ax=ax)
+    # plain-text labels: a new canvas parses mathtext anew, a large part of one update's time
+    ax.set_xlabel("type I error α")
+    ax.set_ylabel("type II error β")
+    return fig
+
+
+def explore_amplification(
+    eps0: float = 4.0,
+    delta: float = 1e-6,
+    n_grid: ArrayLike = (1_000, 10_000, 100_000, 1_000_000),
+) -> Figure:
+    r"""Part II explorer: central :math:`\varepsilon` at ``delta`` against the number of users for
+    every amplification bound of the clones chapter, at local level ``eps0``: Feldman, McMillan &
+    Talwar (2021)'s equation (1) and Theorem 3.1 (only where
+    :math:`\varepsilon_0\le\ln(n/(16\ln(2/\delta)))`), their numerical clone bound, its stronger
+    variant for randomized response, Erlingsson et al. (2019) (only for
+    :math:`\varepsilon_0\le 1/2`, :math:`n\ge 1000`, :math:`\delta\le 1/100`), the generic privacy
+    blanket of Balle et al. (2019), the exact floor of shuffled randomized response, and
+    :math:`\varepsilon_0` itself (no shuffling). Each value is one call of
+    :mod:`shuffle_lib.accounting`.
+
+    ``eps0`` in (0, 10], ``delta`` in [1e-150, 0.1], ``n_grid`` 2 to ``EXPLORER_GRID_MAX`` (12)
+    sizes in [2, ``AMPLIFICATION_N_MAX``] (1e7). The numerical bounds cost about 10-30 ms per size
+    up to a million users and grow with :math:`\sqrt n` beyond.
+
+    >>> fig = explore_amplification(eps0=4.0, delta=1e-6, n_grid=[1000, 10000])
+    >>> fig.axes[0].get_xlabel()
+    'number of users n'
+    """
+    level = check_real(eps0, "eps0", low=0.0, low_open=True, high=10.0)
+    target = check_real(delta, "delta", low=1e-150, high=0.1)
+    n = _size_grid(n_grid, "n_grid", AMPLIFICATION_N_MAX)
+    closed_form, theorem, erlingsson = (np.full(n.shape, np.nan) for _ in range(3))
+    proved = level <= np.atleast_1d(fmt21_validity_limit(n, target))
+    if proved.any():
+        closed_form[proved] = fmt21_closed_form_epsilon(level, n[proved], target)
+        theorem[proved] = fmt21_theorem_epsilon(level, n[proved], target)
+    small = (n >= 1000) & (level <= 0.5) & (target <= 0.01)
+    if small.any():
+        erlingsson[small] = erlingsson19_epsilon(level, n[small], target)
+    lines = {
+        "no shuffling (ε₀)": np.full(n.shape, level),
+        "equation (1)": closed_form,
+        "Theorem 3.1": theorem,
+        "clone numerical (FMT21)": np.atleast_1d(fmt21_numerical_epsilon(level, n, target)),
+        "clone numerical (stronger, RR only)":
+            np.atleast_1d(clone_numerical_epsilon(level, n, target, "stronger")),
+        "Erlingsson et al. 2019": erlingsson,
+        "privacy blanket (generic)": np.atleast_1d(bbgn19_epsilon(level, n, target)),
+        "shuffled RR, exact (floor)":
+            np.array([shuffled_rr_exact_epsilon(level, int(m), target) for m in n]),
+    }
+    fig, (ax,) = _explorer_axes((6.0, 4.0))
+    plot_lines(n, lines, xlabel="number of users n", ylabel="central ε",
+               title=f"ε₀ = {level:g}, δ = {target:.0e}", logx=True, logy=True, ax=ax)
+    reference = fig.axes[0].get_lines()[0]  # drawn first, beneath a bound that certifies nothing
+    reference.set_color("0.6")
+    reference.set_linestyle(":")
+    fig.axes[0].legend(frameon=False, fontsize="x-small")
+    return fig
+
+
+def _people_per_level(weights: np.ndarray, n: int) -> np.ndarray:
+    """``n`` users split in the proportions ``weights`` (sum 1), rounded by largest remainder."""
+    raw = weights * n
+    counts = np.floor(raw).astype(np.int64)
+    counts[np.argsort(counts - raw, kind="stable")[: n - int(counts.sum())]] += 1
+    return counts
+
+
+def explore_population_mix(
+    shares: ArrayLike = (0.54, 0.37, 0.09),
+    levels: ArrayLike = (0.1, 0.5, 1.0),
+    delta: float = 1e-4,
+    n_grid: ArrayLike = (1_000, 3_000, 10_000, 30_000, 100_000),
+) -> Figure:
+    r"""Part III explorer: a population of personalized local levels mixed in the proportions
+    ``shares`` (one per entry of ``levels``, normalized; users rounded by largest remainder), and
+    its central :math:`\varepsilon` at ``delta`` for shuffled personalized randomized response
+    against the number of users: GSPA's :math:`\mu`-GDP value (Chen, Cao & Ge, Theorem 2, an
+    approximation; :func:`~shuffle_lib.accounting.gspa_epsilon`), the exact evaluation of the same
+    clone reduction (a rigorous bound;
+    :func:`~shuffle_lib.accounting.personalized_numerical_epsilon`) and the exact privacy of the
+    protocol on one pair of datasets (a floor;
+    :func:`~shuffle_lib.accounting.shuffled_personalized_rr_epsilon`). The default population is
+    GSPA's conservative, moderate and liberal users (levels 0.1, 0.5 and 1 in the proportions
+    0.54, 0.37 and 0.09; :func:`~shuffle_lib.privacy_levels.preference_levels`).
+
+    ``shares`` non-negative, not all zero; ``levels`` in [0, 10], at most 10 of them; ``delta``
+    in [1e-12, 0.1]; ``n_grid`` 2 to 12 sizes in [2, ``POPULATION_N_MAX``] (1e5: GSPA's value and
+    the floor list the users one by one).
+
+    >>> fig = explore_population_mix([0.5, 0.5], [0.5, 2.0], delta=1e-4, n_grid=[1000, 2000])
+    >>> fig.axes[1].get_xlabel()
+    'number of users n'
+    """
+    weights = check_array(shares, "shares", ndim=1, low=0.0)
+    eps_levels = check_array(levels, "levels", ndim=1, low=0.0, high=POPULATION_LEVEL_MAX)
+    if eps_levels.size > POPULATION_LEVELS_MAX:
+        raise ValueError(f"levels must hold at most {POPULATION_LEVELS_MAX} levels, got "
+                         f"{eps_levels.size}")
+    if weights.shape != eps_levels.shape:
+        raise ValueError(f"shares must hold one share per level ({eps_levels.size}), got "
+                         f"{weights.size}")
+    total = float(weights.sum())
+    if not 0 < total < np.inf:
+        raise ValueError(f"shares must hold finite values that are not all zero, got {shares!r}")
+    weights = weights / total
+    target = check_real(delta, "delta", low=1e-12, high=0.1)
+    sizes = _size_grid(n_grid, "n_grid", POPULATION_N_MAX)
+    gspa, exact, floor = (np.empty(sizes.shape) for _ in range(3))
+    for i, n in enumerate(sizes):
+        counts = _people_per_level(weights, int(n))
+        population = np.repeat(eps_levels, counts)
+        gspa[i] = gspa_epsilon(population, 0.0, target)
+        exact[i] = personalized_numerical_epsilon(eps_levels, 0.0, target, counts=counts)
+        floor[i] = shuffled_personalized_rr_epsilon(population, target)
+    fig, axes = _explorer_axes((9.2, 3.8), 2)
+    positions = np.arange(eps_levels.size)
+    axes[0].bar(positions, weights, color="0.6", label="share of users")
+    axes[0].set_xticks(positions, [f"{level:g}" for level in eps_levels])
+    axes[0].set_ylim(0, 1)
+    axes[0].set_xlabel("local level εᵢ")
+    axes[0].set_ylabel("share of users")
+    axes[0].set_title("population")
+    axes[0].legend(frameon=False)
+    plot_lines(sizes, {"GSPA μ-GDP (approximate)": gspa,
+                       "clone reduction, exact (rigorous)": exact,
+                       "shuffled RR, exact (floor)": floor},
+               xlabel="number of users n", ylabel="central ε",
+               title=f"δ = {target:.0e}", logx=True, logy=True, ax=axes[1])
+    axes[1].legend(frameon=False, fontsize="small")
+    return fig
+
+
+def explore_dsigma_attack(
+    t: ArrayLike,
+    x: ArrayLike,
+    sources: ArrayLike,
+    radius: float = 0.05,
+    alpha: float = 4.0,
+    *,
+    n_categories: int = 8,
+    eps: float = 2.5,
+    resamples: int = 20,
+    block: int = 4,
+    n_neighbors: int = 15,
+    rng: RngLike = 0,
+) -> Figure:
+    r"""Part IV explorer: the :math:`d_\sigma` mechanism of Meehan et al. (2022, Algorithm 1) with
+    groups of ``radius`` around the public positions ``t`` and privacy parameter ``alpha``
+    (Kendall's tau), against plain LDP (original order) and the uniform shuffle. Left: the labels
+    it releases, drawn at the position of the person each is attributed to. Right, for each
+    release: the attack's success, the vulnerability rate :math:`\rho` of the majority vote over
+    the precomputed ``sources`` (Section 5; :func:`~shuffle_lib.attacks.vulnerability_rate` with
+    ``resamples`` report draws), and what a learner recovers, the accuracy of the k-nearest-
+    neighbour reconstruction (:func:`~shuffle_lib.attacks.knn_reconstruction`, Meehan et al.'s
+    Figure 1 with k-NN in place of a Gaussian process) on the labels and on blocks of ``block``
+    consecutive labels (the coarse trend; 4 gives the two clusters of
+    :func:`~shuffle_lib.datasets.synthetic_clusters`). This k-NN score stands in for the
+    chapter's learnability error :math:`\lambda`, whose calibrated classifier takes most of a
+    second to fit.
+
+    Everybody reports through ``n_categories``-ary randomized response at ``eps``, one draw of
+    ``rng`` per call (a fixed seed gives the same reports at every slider setting). ``t`` is
+    ``(n, 2)`` with at most ``ATTACK_PEOPLE_MAX`` (2,000) people and ``|t| <= 1e150``; ``x`` one
+    label per person below ``n_categories`` (2 to 8, the colours of
+    :func:`plot_labelled_points`); ``sources`` the ``(n, k)`` output of
+    :func:`~shuffle_lib.attacks.attack_neighbours` (computed once, outside the update);
+    ``resamples`` at most 200.
+
+    >>> from shuffle_lib.attacks import attack_neighbours
+    >>> from shuffle_lib.datasets import synthetic_clusters
+    >>> data = synthetic_clusters(200, rng=0)
+    >>> sources = attack_neighbours(data.t, 0.25, 25, rng=0)
+    >>> fig = explore_dsigma_attack(data.t, data.x, sources, radius=0.05, alpha=4.0,
+    ...                             n_categories=8, eps=2.5, resamples=10, block=4,
+    ...                             n_neighbors=15, rng=0)
+    >>> fig.axes[1].get_ylabel()
+    'rate or accuracy'
+    """
+    from shuffle_lib.attacks import knn_reconstruction, vulnerability_rate
+    from shuffle_lib.dsigma import DSigmaMechanism
+
+    points = check_array(t, "t", ndim=2, low=-1e150, high=1e150)
+    n = points.shape[0]
+    if points.shape[1] != 2 or not 2 <= n <= ATTACK_PEOPLE_MAX:
+        raise ValueError(f"t must be (n, 2) public positions with 2 <= n <= {ATTACK_PEOPLE_MAX}, "
+                         f"got shape {points.shape}")
+    k = check_integer(n_categories, "n_categories", 2, len(PAIRED_LABEL_COLORS))
+    values = check_array(x, "x", ndim=1, integer=True, low=0, high=k - 1)
+    if values.shape != (n,):
+        raise ValueError(f"x must hold one label per person ({n}), got shape {values.shape}")
+    neighbours = check_array(sources, "sources", ndim=2, integer=True, low=-1, high=n - 1)
+    if neighbours.shape[0] != n:
+        raise ValueError(f"sources must hold one row per person ({n}), got shape "
+                         f"{neighbours.shape}")
+    r = check_real(radius, "radius", low=0.0)
+    privacy = check_real(alpha, "alpha", low=0.0)
+    level = check_real(eps, "eps", low=0.0, low_open=True, high=EXPLORER_LEVEL_MAX)
+    draws = check_integer(resamples, "resamples", 1, ATTACK_RESAMPLES_MAX)
+    merge = check_integer(block, "block", 1, k)
+    nearest = check_integer(n_neighbors, "n_neighbors", 1, n)
+    gen = as_rng(rng)
+    mechanism = DSigmaMechanism.from_positions(points, r, privacy)
+    reports = k_randomized_response(values, k, level, rng=gen)
+    released_by = f"mechanism (width {mechanism.width})"
+    orders = {"LDP (original order)": np.arange(n), released_by: mechanism.sample_permutation(gen),
+              "uniform shuffle": gen.permutation(n)}
+    scores = {}
+    for name, order in orders.items():
+        guess = knn_reconstruction(points, reports[order], nearest)
+        scores[name] = [vulnerability_rate(values, neighbours, order, level, k, draws, rng=gen),
+                        float(np.mean(guess == values)),
+                        float(np.mean(guess // merge == values // merge))]
+    fig, axes = _explorer_axes((10.0, 3.6), 2, width_ratios=(1.7, 1.0), bottom=0.75)
+    plot_labelled_points(points, reports[orders[released_by]],
+                         title=f"released, r = {r:g}, α = {privacy:g}",
+                         xlabel="public position t₁", ylabel="public position t₂", ax=axes[0])
+    measures = np.arange(3)
+    for j, (name, row) in enumerate(scores.items()):
+        axes[1].bar(measures + 0.27 * (j - 1), row, width=0.27, label=name)
+    axes[1].set_xticks(measures, ["attack\nρ", "k-NN\nlabels",
+                                  f"k-NN\nblocks of {merge}"])
+    axes[1].set_ylim(0, 1.35)  # room for the legend above the bars
+    axes[1].set_yticks(np.linspace(0.0, 1.0, 6))
+    axes[1].set_ylabel("rate or accuracy")
+    axes[1].set_title(f"{n} people, {draws} report draws")
+    axes[1].legend(frameon=False, fontsize="x-small", loc="upper center", ncol=2)
+    return fig
+
+
+def explore_profile_chain(eps: float = 0.5, k: int = 6) -> Figure:
+    r"""Part V explorer: the Bernoulli chain of Geumlek & Chaudhuri (2019, Figure 3): ``k``
+    profiles with :math:`p` evenly spaced on [0, 1], neighbours sensitive. Left: each profile's
+    flip probability at level ``eps`` under Smooth One Bit (their Algorithm 3, one linear program,
+    :func:`~shuffle_lib.profile.smooth_one_bit`), One Bit Cluster (Algorithm 2, one flip per
+    connected component, :func:`~shuffle_lib.profile.one_bit_cluster`) and randomized response
+    (:func:`~shuffle_lib.randomizers.krr_channel`). Right: the probability that each profile
+    reports 1 (:func:`~shuffle_lib.profile.output_laws`); the wider the spread, the more an
+    analyst learns about the profiles.
+
+    ``eps`` in (0, 20], ``k`` from 2 to ``CHAIN_PROFILES_MAX`` (41).
+
+    >>> fig = explore_profile_chain(eps=0.5, k=6)
+    >>> fig.axes[0].get_ylabel()
+    'flip probability'
+    """
+    from shuffle_lib.profile import (
+        ProfileGraph,
+        flip_channels,
+        one_bit_cluster,
+        output_laws,
+        smooth_one_bit,
+    )
+
+    level = check_real(eps, "eps", low=0.0, low_open=True, high=EXPLORER_LEVEL_MAX)
+    size = check_integer(k, "k", 2, CHAIN_PROFILES_MAX)
+    p = np.linspace(0.0, 1.0, size)
+    chain = ProfileGraph(p, np.column_stack([np.arange(size - 1), np.arange(1, size)]))
+    flips = {"Smooth One Bit (LP)": smooth_one_bit(chain, level),
+             "One Bit Cluster": one_bit_cluster(chain, level),
+             "randomized response": np.full(size, krr_channel(2, level)[0, 1])}
+    reports_one = {name: output_laws(chain, flip_channels(flip))[:, 1]
+                   for name, flip in flips.items()}
+    reports_one["no noise"] = p  # last, so each mechanism keeps its colour in both panels
+    fig, axes = _explorer_axes((9.2, 3.8), 2)
+    plot_lines(p, flips, xlabel="profile p = P[bit = 1]", ylabel="flip probability",
+               title=f"chain of {size}, ε = {level:g}", ax=axes[0])
+    plot_lines(p, reports_one, xlabel="profile p = P[bit = 1]", ylabel="P[report 1]",
+               title="what the analyst sees", ax=axes[1])
+    axes[0].set_ylim(0, 0.5)  # a flip beyond 1/2 is never needed
+    for ax in axes:
+        for line in ax.get_lines():
+            line.set_marker(".")
+    return fig
+
+
+def explore_swap_rate(
+    mape_rates: ArrayLike,
+    mape_values: ArrayLike,
+    rate: float = 0.1,
+    stratum_size: int = 264_331,
+) -> Figure:
+    r"""Part VI explorer: the Permutation Algorithm's budget against the swap rate for a largest
+    stratum of ``stratum_size`` households (Bailie, Gong & Meng 2023, theorem slide;
+    :func:`~shuffle_lib.swapping.swapping_epsilon`, with the floor of
+    :func:`~shuffle_lib.swapping.minimum_swapping_epsilon`), and the error the chosen ``rate``
+    costs: ``mape_values`` measured at ``mape_rates`` by swap runs done beforehand (this function
+    runs no swap), joined by straight lines in the log-odds of the rate and read off at ``rate``
+    (marked only inside the measured range).
+
+    ``rate`` in (0, 1); ``stratum_size`` from 1 to 1e8; ``mape_rates`` distinct rates in (0, 1)
+    and ``mape_values`` the matching non-negative errors (%), at least one.
+
+    >>> fig = explore_swap_rate([0.01, 0.5], [1.0, 10.0], rate=0.1, stratum_size=1000)
+    >>> fig.axes[0].get_ylabel()
+    'budget ε'
+    """
+    from shuffle_lib.swapping import minimum_swapping_epsilon, swapping_epsilon
+
+    at = check_array(mape_rates, "mape_rates", ndim=1, low=0.0, high=1.0)
+    if ((at <= 0) | (at >= 1)).any() or np.unique(at).size != at.size:
+        raise ValueError(f"mape_rates must hold distinct rates strictly between 0 and 1, got "
+                         f"{mape_rates!r:.80}")
+    errors = check_array(mape_values, "mape_values", ndim=1, low=0.0)
+    if errors.shape != at.shape:
+        raise ValueError(f"mape_values must hold one error per rate ({at.size}), got "
+                         f"{errors.size}")
+    chosen = check_real(rate, "rate", low=0.0, high=1.0, low_open=True, high_open=True)
+    b = check_integer(stratum_size, "stratum_size", 1, SWAP_STRATUM_MAX)
+    order = np.argsort(at)
+    at, errors = at[order], errors[order]
+    grid = expit(np.linspace(-7.0, 10.0, 400))
+    budget = swapping_epsilon(b, grid)
+    chosen_budget = float(swapping_epsilon(b, chosen))
+    floor, best_rate = minimum_swapping_epsilon(b)
+    inside = at[0] <= chosen <= at[-1]
+    cost = float(np.interp(logit(chosen), logit(at), errors)) if inside else np.nan
+    fig, axes = _explorer_axes((9.2, 3.8), 2)
+    plot_lines(grid, {f"budget, b = {b:,}": budget},
+               points={f"p = {chosen:.3g}": ([chosen], [chosen_budget]),
+                       "floor ½ ln(b + 1) at p*": ([best_rate], [floor])},
+               xlabel="swap rate p", ylabel="budget ε",
+               title=f"ε = {chosen_budget:.2f}", ax=axes[0])
+    marked = {f"p = {chosen:.3g} (read off the runs)": ([chosen], [cost])} if inside else None
+    plot_lines(at, {"measured (mean over runs)": errors}, points=marked,
+               xlabel="swap rate p", ylabel="MAPE (%)",
+               title=f"MAPE about {cost:.2f}%" if inside else "outside the measured rates",
+               ax=axes[1])
+    for ax in axes:
+        ax.set_xscale("logit")
+        # a few plain ticks: the logit scale's default minor ticks and mathtext labels take most
+        # of the drawing time
+        ax.xaxis.set_major_locator(FixedLocator([1e-3, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999]))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
+    axes[1].get_lines()[0].set_marker("o")
     return fig
