@@ -127,6 +127,39 @@ def test_granularity_accuracy_on_held_out_points(synthetic) -> None:
         predicted_distributions(synthetic.t, synthetic.x, 8, at=np.zeros((2, 3)))
 
 
+def test_predicted_distributions_match_a_direct_fit_on_the_default_blas_pools() -> None:
+    """One BLAS thread (for the Platt scaling's L-BFGS-B) and one evaluation per distinct query
+    point change the time and not the probabilities: bit for bit those of the same calibrated
+    model fitted with the default BLAS pools and evaluated at every row; the pools are restored
+    afterwards. (OpenMP stays at one thread here too: the default OpenMP pool gives the same
+    trees, only far more slowly on a loaded machine.)"""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def pools() -> list[tuple[str, int]]:
+        return sorted((pool["filepath"], pool["num_threads"]) for pool in threadpool_info())
+
+    data = anes96()
+    t, x = data.t[:300], data.x[:300]  # 300 people at 204 distinct points
+    query = np.vstack([t, data.t[::-5]])  # repeated rows, and points not in t
+    before = pools()
+    for seed, eps in ((0, None), (1, 2.5)):
+        reports = sl.k_randomized_response(x, 3, eps or 2.5, rng=seed)
+        gen = np.random.default_rng(seed)
+        booster = HistGradientBoostingClassifier(max_iter=30, learning_rate=0.2,
+                                                 random_state=int(gen.integers(2**31)))
+        with threadpool_limits(limits=1, user_api="openmp"):
+            model = CalibratedClassifierCV(booster, method="sigmoid", cv=2).fit(t, reports)
+            expected = model.predict_proba(query)
+        if eps is not None:
+            expected = np.clip(expected @ np.linalg.inv(sl.krr_channel(3, eps)), 0, None)
+            expected /= expected.sum(axis=1, keepdims=True)
+        got = predicted_distributions(t, reports, 3, eps, rng=seed, at=query)
+        np.testing.assert_array_equal(got, expected)
+    assert pools() == before
+
+
 def test_relative_tv_error_against_direct_sums(rng: np.random.Generator) -> None:
     truth = rng.dirichlet(np.ones(4), size=50)
     predicted = rng.dirichlet(np.ones(4), size=50)
@@ -289,6 +322,32 @@ def test_the_vote_by_counting_matches_a_loop_over_categories(rng: np.random.Gene
             picked = z[draw, sources[person][sources[person] >= 0]]
             expected = np.bincount(picked, minlength=4).argmax() if picked.size else -1
             assert votes[draw, person] == expected
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 8, 16, 17, 40])
+def test_sparse_and_gathered_vote_counts_agree(size: int, rng: np.random.Generator,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to SPARSE_VOTE_CATEGORIES categories the vote counts come from sparse products, above
+    it from a gather of every source's report: both give the loop's votes, ties and people
+    without sources included (sources repeat, and every fifth person has none)."""
+    import shuffle_lib.attacks as attacks
+
+    z = rng.integers(0, size, (2, 3, 60))
+    sources = rng.integers(-1, 60, (45, 6))
+    sources[::5] = -1
+    expected = np.full((2, 3, 45), -1)
+    for person in range(45):
+        mine = sources[person][sources[person] >= 0]
+        if mine.size:
+            for draw in np.ndindex(2, 3):
+                expected[draw][person] = np.bincount(z[draw][mine], minlength=size).argmax()
+    votes = majority_vote(z, sources, size)
+    sparse = size <= attacks.SPARSE_VOTE_CATEGORIES
+    monkeypatch.setattr(attacks, "SPARSE_VOTE_CATEGORIES", 0 if sparse else attacks.MAX_CATEGORIES)
+    other_route = majority_vote(z, sources, size)
+    np.testing.assert_array_equal(votes, expected)
+    np.testing.assert_array_equal(other_route, expected)
+    assert votes.dtype == other_route.dtype
 
 
 def test_knn_reconstruction_reads_the_nearest_released_values() -> None:
