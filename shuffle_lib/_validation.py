@@ -27,9 +27,13 @@ def _numeric_array(value: object, name: str) -> np.ndarray:
     """
     if value is None or isinstance(value, str | bytes | bool | np.bool_):
         raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}")
+    if isinstance(value, list | tuple) and any(isinstance(v, bool | np.bool_) for v in value):
+        raise TypeError(f"{name} must be numbers, not bools, got {value!r:.80}")  # [0, True]
     try:
         arr = np.asarray(value)
-    except (TypeError, ValueError) as err:
+    except ValueError as err:  # ragged nesting
+        raise ValueError(f"{name} must be a rectangular array, got {value!r:.80}") from err
+    except TypeError as err:
         raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}") from err
     if arr.dtype == object:
         flat = arr.reshape(-1)
@@ -96,13 +100,14 @@ def check_integer(
     value: object, name: str, minimum: int, maximum: int | None = None
 ) -> int:
     """Return ``value`` as an ``int`` after checking it is an integer (no bool) >= ``minimum``
-    and, when ``maximum`` is given, <= ``maximum`` (the documented limit of the caller)."""
+    and, when ``maximum`` is given, <= ``maximum`` (a documented limit, or a bound that the
+    caller's other arguments set)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum} (the documented limit), got {value!r}")
+        raise ValueError(f"{name} must be at most {maximum}, got {value!r}")
     return int(value)
 
 
@@ -180,29 +185,35 @@ def check_array(
     low: float | None = None,
     high: float | None = None,
     allow_empty: bool = False,
+    allow_nan: bool = False,
+    whole_floats: bool = True,
 ) -> np.ndarray:
     """Return ``value`` as a float array (an int64 array when ``integer``) after checking its
-    type (numbers only), its number of axes, emptiness, NaN, finiteness and the closed range
-    [``low``, ``high``]; ``integer`` also requires whole-number entries."""
+    type (numbers only), its number of axes, emptiness, NaN (kept only with ``allow_nan``, e.g.
+    gaps in a plotted curve), finiteness and the closed range [``low``, ``high``]. ``integer``
+    also requires whole-number entries; with ``whole_floats=False`` it refuses floats altogether
+    (an index is never rounded, even from 1.0)."""
     arr = _numeric_array(value, name)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} axis(es), got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} must not be empty")
     as_float = arr.astype(float)
-    if np.isnan(as_float).any():
+    if np.isnan(as_float).any() and not (allow_nan and not integer):
         raise ValueError(f"{name} must not contain NaN")
     if (finite or integer) and not np.isfinite(as_float).all():
         raise ValueError(f"{name} must be finite")
-    if low is not None and (as_float < low).any():
+    if low is not None and (as_float < low).any():  # NaN compares False: kept when allowed
         raise ValueError(f"{name} must be >= {low}, got minimum {as_float.min()!r}")
     if high is not None and (as_float > high).any():
         raise ValueError(f"{name} must be <= {high}, got maximum {as_float.max()!r}")
     if integer:
+        if np.abs(as_float).max(initial=0) >= 2**63:
+            raise ValueError(f"{name} has entries too large for int64")
+        if arr.dtype.kind == "f" and not whole_floats and arr.size:
+            raise ValueError(f"{name} must hold integers, not floats, got {value!r:.80}")
         if arr.dtype.kind == "f" and not np.array_equal(as_float, np.round(as_float)):
             raise ValueError(f"{name} must contain whole numbers")
-        if np.abs(as_float).max(initial=0) >= 2**62:
-            raise ValueError(f"{name} has entries too large for int64")
         return arr.astype(np.int64)
     return as_float
 
@@ -220,3 +231,15 @@ def check_bool(value: object, name: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def check_points(value: object, name: str, max_abs: float, min_rows: int = 1) -> np.ndarray:
+    """Return positions as an ``(n, d)`` float array (a 1-D array is one coordinate per row)
+    after checking ``n >= min_rows``, finite numbers and ``|coordinate| <= max_abs`` (the
+    caller's documented limit, so that squared distances stay finite)."""
+    arr = check_array(value, name, low=-max_abs, high=max_abs)
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    if arr.ndim != 2 or arr.shape[0] < min_rows:
+        raise ValueError(f"{name} must be an (n, d) array with n >= {min_rows}, got shape "
+                         f"{arr.shape}")
+    return arr

@@ -23,6 +23,7 @@ from shuffle_lib._validation import (
     check_bool,
     check_epsilon,
     check_integer,
+    check_points,
     check_real,
 )
 from shuffle_lib.dsigma import groups_within_radius
@@ -41,15 +42,6 @@ _MAX_COORDINATE = 1e150
 _MIN_INVERTIBLE_EPS = 1e-9
 """Smallest ``eps`` whose randomized-response channel is inverted: below it, rounding errors in
 the inverse swamp the prediction (and at about 1e-16 the channel is singular in floating point)."""
-
-
-def _as_2d(t: ArrayLike, name: str = "t", min_rows: int = 2) -> np.ndarray:
-    arr = check_array(t, name, low=-_MAX_COORDINATE, high=_MAX_COORDINATE)
-    arr = arr[:, None] if arr.ndim == 1 else arr
-    if arr.ndim != 2 or arr.shape[0] < min_rows:
-        raise ValueError(f"{name} must be an (n, d) array of finite values with n >= {min_rows}, "
-                         f"got shape {arr.shape}")
-    return arr
 
 
 def _check_n_categories(n_categories: int, rows: int, minimum: int = 1,
@@ -107,7 +99,7 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
     >>> attack_neighbours([0.0] * 4, r=0.0, k=1, t_p=[0, 5, 0, 5], categorical=True).tolist()
     [[2], [3], [0], [1]]
     """
-    points = _as_2d(t)
+    points = check_points(t, "t", _MAX_COORDINATE, min_rows=2)
     n = points.shape[0]
     size = check_integer(k, "k", 1)
     if n * size > MAX_TABLE_ENTRIES:
@@ -299,8 +291,8 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
     >>> predicted_distributions(t, z, 2, eps=2.0, rng=0)[[0, -1]].round(3).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    points = _as_2d(t)
-    query = points if at is None else _as_2d(at, "at", min_rows=1)
+    points = check_points(t, "t", _MAX_COORDINATE, min_rows=2)
+    query = points if at is None else check_points(at, "at", _MAX_COORDINATE)
     if query.shape[1] != points.shape[1]:
         raise ValueError(f"at must have {points.shape[1]} columns like t, got {query.shape[1]}")
     size = _check_n_categories(n_categories, query.shape[0], minimum=1 if eps is None else 2,
@@ -359,7 +351,7 @@ def local_distributions(t: ArrayLike, x: ArrayLike, r: float, n_categories: int)
     >>> local_distributions([0.1, 0.30000000000000004], [0, 1], 0.2, 2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    points = _as_2d(t)
+    points = check_points(t, "t", _MAX_COORDINATE, min_rows=2)
     size = _check_n_categories(n_categories, points.shape[0])
     values = _check_labels(x, "x", size, points.shape[0])
     r = check_real(r, "r", low=0)
@@ -452,7 +444,7 @@ def knn_reconstruction(t: ArrayLike, z: ArrayLike, n_neighbors: int = 15) -> np.
     """
     from sklearn.neighbors import KNeighborsClassifier
 
-    points = _as_2d(t)
+    points = check_points(t, "t", _MAX_COORDINATE, min_rows=2)
     released = check_array(z, "z", ndim=1, integer=True)
     if released.size != points.shape[0]:
         raise ValueError(f"z must hold one value per position ({points.shape[0]}), got "

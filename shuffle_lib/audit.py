@@ -45,13 +45,6 @@ def _check_level(value: float, name: str, closed_low: bool) -> float:
     return check_real(value, name, low=0, high=1, low_open=not closed_low, high_open=True)
 
 
-def _check_count(value: int, name: str, trials: int) -> int:
-    count = check_integer(value, name, 0)
-    if count > trials:
-        raise ValueError(f"{name} must be an integer in [0, trials = {trials}], got {value!r}")
-    return count
-
-
 def _clopper_pearson(k: np.ndarray, trials: int, level: float) -> np.ndarray:
     """:func:`clopper_pearson_upper` on checked arguments (``k`` a float array)."""
     with np.errstate(invalid="ignore"):
@@ -112,8 +105,8 @@ def epsilon_lower_bound(false_positives: int, false_negatives: int, trials: int,
     0.0
     """
     n = check_integer(trials, "trials", 1)
-    fp = _check_count(false_positives, "false_positives", n)
-    fn = _check_count(false_negatives, "false_negatives", n)
+    fp = check_integer(false_positives, "false_positives", 0, n)
+    fn = check_integer(false_negatives, "false_negatives", 0, n)
     slack = _check_level(delta, "delta", closed_low=True)
     level = _check_level(confidence, "confidence", closed_low=False)
     return float(_bound(fp, fn, n, slack, level))

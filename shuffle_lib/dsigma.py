@@ -33,6 +33,7 @@ from shuffle_lib._validation import (
     check_array,
     check_instance,
     check_integer,
+    check_points,
     check_real,
 )
 from shuffle_lib.permutations import (
@@ -135,25 +136,6 @@ def _transpose(members: np.ndarray, forward_ptr: np.ndarray,
     return reverse_ptr, reverse
 
 
-def _as_points(points: ArrayLike) -> np.ndarray:
-    """Public positions as an (n, d) float array (one dimension when 1-D); coordinates must be
-    finite with absolute value at most ``MAX_COORDINATE`` (1e100), so squared distances stay
-    finite."""
-    try:
-        arr = np.asarray(points)
-    except ValueError as err:  # a ragged list
-        raise ValueError("points must be a rectangular (n, d) array") from err
-    if arr.dtype.kind not in "iuf":  # strings, bools, None, objects
-        raise TypeError(f"points must be an array of real numbers, got {points!r:.80}")
-    arr = arr.astype(float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.size == 0 or not (np.abs(arr) <= MAX_COORDINATE).all():
-        raise ValueError(f"points must be a non-empty (n, d) finite array with coordinates of "
-                         f"absolute value at most {MAX_COORDINATE:g}, got shape {arr.shape}")
-    return arr
-
-
 def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
     r"""Group of person ``i``: everybody within Euclidean distance :math:`r_i` of their public
     position (Meehan et al. 2022, Section 4.2, :math:`G_i=\{j: d(t_i,t_j)\le r\}`). ``r`` is one
@@ -163,7 +145,7 @@ def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
     >>> [g.tolist() for g in groups_within_radius([0.0, 0.5, 3.0], 1.0)]
     [[0, 1], [0, 1], [2]]
     """
-    arr = _as_points(points)
+    arr = check_points(points, "points", MAX_COORDINATE)
     n = arr.shape[0]
     radii = check_array(r, "r", finite=False)
     if radii.shape not in ((), (1,), (n,)) or not np.isfinite(radii).all() or (radii < 0).any():
@@ -189,7 +171,7 @@ def groups_nearest(points: ArrayLike, k: int) -> Groups:
     >>> [sorted(g.tolist()) for g in groups_nearest([0.0, 0.4, 3.0], 2)]
     [[0, 1], [0, 1], [1, 2]]
     """
-    arr = _as_points(points)
+    arr = check_points(points, "points", MAX_COORDINATE)
     size = check_integer(k, "k", 1)
     if size > arr.shape[0]:
         raise ValueError(f"k = {size} exceeds the number of people in points ({arr.shape[0]})")
@@ -359,7 +341,7 @@ def z_order(points: ArrayLike, bits: int = 20) -> np.ndarray:
     >>> z_order([[0, 0], [1, 1], [0, 1], [1, 0]], bits=1).tolist()
     [0, 3, 2, 1]
     """
-    arr = _as_points(points)
+    arr = check_points(points, "points", MAX_COORDINATE)
     levels = check_integer(bits, "bits", 1)
     if levels * arr.shape[1] > 62:
         raise ValueError(f"bits * dimension must be <= 62 to fit the index, got {levels} * "
@@ -410,7 +392,9 @@ def kendall_sensitivity(width: ArrayLike) -> np.ndarray | float:
     >>> kendall_sensitivity(7)
     28.0
     """
-    w = check_array(width, "width", integer=True, low=0, allow_empty=True).astype(float)
+    below_2_62 = np.nextafter(2.0**62, 0.0)  # the largest float below 2**62
+    w = check_array(width, "width", integer=True, low=0, high=below_2_62,
+                    allow_empty=True).astype(float)
     out = w * (w + 1) / 2
     return float(out) if out.ndim == 0 else out
 

@@ -142,13 +142,6 @@ def _check_person(person: int, n: int) -> int:
     return i
 
 
-def _check_value(value: int, name: str, k: int) -> int:
-    v = check_integer(value, name, 0)
-    if v >= k:
-        raise ValueError(f"{name} must be a value in 0..{k - 1}, got {value!r}")
-    return v
-
-
 def _check_group(group: ArrayLike, n: int, person: int | None = None, name: str = "group"
                  ) -> np.ndarray:
     arr = check_array(group, name, integer=True)
@@ -290,8 +283,8 @@ def posterior_log_odds(prior: ArrayLike, likelihood: ArrayLike, person: int, a: 
     """
     flat, n, k, lik = _check_prior_and_likelihood(prior, likelihood)
     i = _check_person(person, n)
-    a = _check_value(a, "a", k)
-    b = _check_value(b, "b", k)
+    a = check_integer(a, "a", 0, k - 1)
+    b = check_integer(b, "b", 0, k - 1)
     value = all_sequences(n, k)[:, i]
     joint_a = (flat * (value == a)) @ lik
     joint_b = (flat * (value == b)) @ lik

@@ -32,7 +32,7 @@ from numba import njit
 from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
-from shuffle_lib._validation import RngLike, as_rng, check_integer, check_real
+from shuffle_lib._validation import RngLike, as_rng, check_array, check_integer, check_real
 
 DISTANCES = ("kendall", "hamming")
 SAMPLERS = ("auto", "lehmer", "rim")
@@ -44,20 +44,7 @@ def _integer_array(value: ArrayLike, name: str, ndim: int | None = 1) -> np.ndar
     ``TypeError`` for strings, bools, None and other objects; ``ValueError`` for floats, even
     whole-valued ones (an index is never rounded or truncated), for integers beyond int64 and for
     another number of axes."""
-    try:
-        arr = np.asarray(value)
-    except ValueError as err:  # a ragged list
-        raise ValueError(f"{name} must be a rectangular array of integers") from err
-    if arr.dtype == object and all(type(v) is int for v in arr.flat):
-        raise ValueError(f"{name} has entries too large for int64, got {value!r:.80}")
-    if arr.dtype.kind == "f" and arr.size:
-        raise ValueError(f"{name} must hold integers, not floats, got {value!r:.80}")
-    kinds = set(map(type, value)) if isinstance(value, list | tuple) else set()
-    if arr.dtype.kind not in "iuf" or bool in kinds or np.bool_ in kinds:  # [0, True] too
-        raise TypeError(f"{name} must be an array of integers, got {value!r:.80}")
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} axis(es), got shape {arr.shape}")
-    return arr.astype(np.int64)
+    return check_array(value, name, ndim=ndim, integer=True, whole_floats=False, allow_empty=True)
 
 
 def _holds_each_index_once(arr: np.ndarray) -> bool:

@@ -72,18 +72,7 @@ def _values(value: object, name: str, ndim: int = 1, finite: bool = False) -> np
     """``value`` as a non-empty float array with ``ndim`` axes: numbers only (``TypeError`` for
     strings, bools, None or objects); NaN and infinities are kept (matplotlib leaves a gap there)
     unless ``finite``."""
-    try:
-        arr = np.asarray(value)
-    except ValueError as err:  # ragged nesting
-        raise TypeError(f"{name} must be an array of numbers, got {value!r:.80}") from err
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be an array of numbers, got {value!r:.80}")
-    if arr.ndim != ndim or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty {ndim}-D array, got shape {arr.shape}")
-    if finite and not np.isfinite(arr).all():
-        raise ValueError(f"{name} must hold finite numbers (no NaN or infinity)")
-    return arr.astype(float)
-
+    return check_array(value, name, ndim=ndim, finite=finite, allow_nan=not finite)
 
 def _check_text(value: object, name: str, optional: bool = False) -> None:
     if not (optional and value is None):

@@ -213,7 +213,7 @@ def test_z_order_visits_aligned_blocks_contiguously() -> None:
     assert np.array_equal(z_order(values), np.argsort(values, kind="stable"))
     with pytest.raises(ValueError, match="bits"):
         z_order(np.zeros((3, 4)), bits=20)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="points must not contain NaN"):
         z_order([[0.0, np.nan]])
 
 
@@ -270,7 +270,7 @@ def test_reidentification_bound() -> None:
         (lambda: DSigmaMechanism([[0], [1]], 1.0, distance="cayley"), "distance"),
         (lambda: DSigmaMechanism([[0], [1]], 1.0, reference=[0, 0]), "permutation"),
         (lambda: DSigmaMechanism([[0], [1]], 1.0).shuffle([1, 2, 3]), "one report"),
-        (lambda: groups_within_radius(np.empty((0, 2)), 1.0), "non-empty"),
+        (lambda: groups_within_radius(np.empty((0, 2)), 1.0), "points must not be empty"),
         (lambda: groups_within_radius([[0.0], [1.0]], -1.0), "radii"),
         (lambda: groups_from_graph(nx.path_graph(3), -1), "non-negative"),
         (lambda: preservation([1, 0], []), "subset"),

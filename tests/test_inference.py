@@ -495,7 +495,7 @@ def test_bayes_guess_accuracy_by_loops_and_simulation(rng: np.random.Generator) 
         (lambda: posterior_log_odds(np.full((2, 2), 0.25), ldp_likelihood(krr_channel(2, 1.0), 2),
                                     0, 1, "0"), TypeError, "b must be an integer"),
         (lambda: posterior_log_odds(np.full((2, 2), 0.25), ldp_likelihood(krr_channel(2, 1.0), 2),
-                                    0, 1, 2), ValueError, "b must be a value in 0..1"),
+                                    0, 1, 2), ValueError, "b must be at most 1"),
         (lambda: optimal_reidentification_success(krr_channel(2, 1.0), [0, 1, 0], np.full(6, 1 / 6),
                                                   [1.5]), ValueError, "targets"),
         (lambda: optimal_reidentification_success(krr_channel(2, 1.0), [0, 1, 0], np.full(6, 1 / 6),
