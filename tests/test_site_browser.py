@@ -1,0 +1,355 @@
+"""The built website, offline, in a real browser (run after `jupyter-book build`; ``make test``).
+
+Every HTML page of ``_build/html`` is served from a local HTTP server and loaded in headless
+Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright; set ``CHROMIUM`` to use another
+binary). Every request that leaves the local server is blocked, so the test proves that the site
+works without internet. A page fails on:
+
+- a request to anything but the local server, a local file that is missing (HTTP 4xx/5xx), a
+  console error or an uncaught JavaScript exception;
+- math that MathJax did not typeset: MathJax missing on a page with math, a TeX error
+  (``mjx-merror``), an undefined macro (shown in red by MathJax), or LaTeX delimiters left in
+  the visible text (``\\(``, ``\\[``, ``$$``, ``\\begin{``, ``$\\macro``) outside code;
+- an image that does not load (``naturalWidth`` 0), or a saved widget (a tqdm progress bar) that
+  the widget manager did not draw.
+
+Internal links are checked without the browser (stdlib ``html.parser``): the target file exists
+and, for ``page.html#anchor``, the target page has that id; resources (scripts, stylesheets,
+images) must not come from the network. One full-page screenshot per part of ``_toc.yml`` (its
+first notebook chapter, else its first page) goes to ``_build/screenshots/`` for humans to look
+at.
+
+Without Chromium or Playwright the browser test is skipped, and the reason appears in the
+``make test`` summary (pytest ``-rs``); the link check still runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import http.server
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.book
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+PAGE_TIMEOUT_MS = 90_000  # a loaded 2-core machine typesets the longest chapter in a few seconds
+WORKERS = 2  # pages loaded at once (Chromium renders each in its own process)
+# Tags and attributes whose URL the browser fetches while rendering the page.
+RESOURCE_ATTRS = {("script", "src"), ("img", "src"), ("source", "src"), ("iframe", "src"),
+                  ("embed", "src"), ("object", "data"), ("video", "src"), ("audio", "src")}
+RESOURCE_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest"}
+
+
+# --- Static checks: links, anchors and resources, read from the HTML files --------------------
+
+@dataclass
+class ParsedPage:
+    ids: set[str] = field(default_factory=set)
+    links: list[tuple[str, str, str]] = field(default_factory=list)  # (tag, attribute, url)
+    external_resources: list[str] = field(default_factory=list)
+    redirect: str | None = None  # <meta http-equiv="refresh" content="0; url=...">
+
+
+class _Parser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.page = ParsedPage()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value for name, value in attrs if value is not None}
+        if "id" in values:
+            self.page.ids.add(values["id"])
+        if tag == "a" and "name" in values:
+            self.page.ids.add(values["name"])
+        if tag == "meta" and values.get("http-equiv", "").lower() == "refresh":
+            match = re.search(r"url=(.+)", values.get("content", ""), re.IGNORECASE)
+            if match:
+                self.page.redirect = match.group(1).strip().strip("'\"")
+                self.page.links.append(("meta", "content", self.page.redirect))
+        for attribute in ("href", "src", "data"):
+            url = values.get(attribute)
+            if url is None:
+                continue
+            rels = set(values.get("rel", "").lower().split())
+            is_resource = (tag, attribute) in RESOURCE_ATTRS or (
+                tag == "link" and attribute == "href" and rels & RESOURCE_RELS)
+            if urlsplit(url).scheme in ("http", "https") or url.startswith("//"):
+                if is_resource:
+                    self.page.external_resources.append(f"<{tag} {attribute}={url}>")
+                continue
+            if tag in ("a", "img", "link", "script", "source") or is_resource:
+                self.page.links.append((tag, attribute, url))
+
+
+def _site_pages() -> list[Path]:
+    """Every HTML page of the site (not the copies of sources or static assets)."""
+    return sorted(p for p in SITE.rglob("*.html")
+                  if not p.relative_to(SITE).parts[0].startswith(("_static", "_sources")))
+
+
+@functools.cache
+def _parse(path: Path) -> ParsedPage:
+    parser = _Parser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.page
+
+
+@pytest.fixture(scope="module")
+def pages() -> list[Path]:
+    if not (SITE / "index.html").is_file():
+        pytest.fail(f"no website at {SITE}: build the book first (make book)")
+    return _site_pages()
+
+
+def _link_problems(page: Path) -> list[str]:
+    parsed = _parse(page)
+    problems = [f"loads from the network: {r}" for r in parsed.external_resources]
+    for tag, attribute, url in parsed.links:
+        parts = urlsplit(url)
+        if parts.scheme or url == "#":
+            continue  # mailto:, data:, javascript:, or a bare "#" (theme buttons)
+        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+        if parts.path.endswith("/") or target.is_dir():
+            target = target / "index.html"
+        if not target.is_relative_to(SITE):
+            problems.append(f"<{tag} {attribute}={url}> points outside the site")
+        elif not target.is_file():
+            problems.append(f"<{tag} {attribute}={url}>: no file {target.relative_to(SITE)}")
+        elif parts.fragment and target.suffix == ".html":
+            if unquote(parts.fragment) not in _parse(target).ids:
+                problems.append(f"<{tag} {attribute}={url}>: no id {parts.fragment!r} in "
+                                f"{target.relative_to(SITE)}")
+    return problems
+
+
+def test_internal_links_anchors_and_images_resolve_offline(pages: list[Path]) -> None:
+    problems = {str(page.relative_to(SITE)): found for page in pages
+                if (found := _link_problems(page))}
+    assert not problems, _report(problems)
+
+
+# --- The browser ------------------------------------------------------------------------------
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # the browser closing a connection early (e.g. its favicon request at shutdown)
+
+
+@pytest.fixture(scope="module")
+def server(pages: list[Path]) -> Iterator[str]:
+    """The site on a free local port; yields its origin (``http://127.0.0.1:PORT``)."""
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    httpd = _QuietServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    """The Chromium binary; skips (with the reason in the ``-rs`` summary) when it or Playwright
+    is missing."""
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError as error:
+        pytest.skip(f"browser test skipped: Playwright is not installed ({error}); "
+                    "`make setup` installs it")
+    if not CHROMIUM.is_file():
+        pytest.skip(f"browser test skipped: no Chromium at {CHROMIUM} (Debian: "
+                    "`apt-get install chromium`, which .ci/run does; or set CHROMIUM=/path)")
+    return CHROMIUM
+
+
+# Runs in the page after the load event: waits for MathJax and the widget manager, then reports.
+INSPECT_JS = r"""
+async () => {
+  const out = {mathElements: document.querySelectorAll('.math').length, mathjax: null,
+               merrors: [], undefinedMacros: [], untypeset: [], badImages: [], images: 0,
+               widgetViews: 0, widgetsDrawn: 0};
+  const MJ = window.MathJax;
+  if (MJ && MJ.startup && MJ.startup.promise) {
+    await MJ.startup.promise;
+    out.mathjax = MJ.version;
+    for (const e of document.querySelectorAll('mjx-merror')) {
+      out.merrors.push(e.getAttribute('data-mjx-error') || e.textContent);
+    }
+    for (const item of Array.from(MJ.startup.document.math)) {
+      const mml = MJ.startup.toMML(item.root);
+      for (const m of mml.matchAll(/<mtext mathcolor="red">(\\[^<]*)<\/mtext>/g)) {
+        out.undefinedMacros.push(m[1]);
+      }
+    }
+  }
+  // LaTeX left in the visible text, outside code, scripts and typeset math
+  const skip = 'script, style, pre, code, textarea, kbd, samp, mjx-container, .highlight';
+  const raw = /\\\(|\\\[|\$\$|\\begin\{|\$\\[A-Za-z]+/;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.nodeValue;
+    if (!raw.test(text) || node.parentElement.closest(skip)) continue;
+    const at = text.search(raw);
+    out.untypeset.push(text.slice(Math.max(0, at - 40), at + 60).replace(/\s+/g, ' '));
+  }
+  // Images: none lazy, all decoded
+  const images = Array.from(document.images);
+  out.images = images.length;
+  for (const img of images) img.loading = 'eager';
+  await Promise.all(images.map(img => img.complete ? null : new Promise(done => {
+    img.addEventListener('load', done); img.addEventListener('error', done);
+    setTimeout(done, 20000);
+  })));
+  for (const img of images) {
+    if (!(img.complete && img.naturalWidth > 0)) out.badImages.push(img.getAttribute('src'));
+  }
+  // Saved widgets (the html manager draws each view next to its script tag)
+  const views = document.querySelectorAll(
+    'script[type="application/vnd.jupyter.widget-view+json"]');
+  out.widgetViews = views.length;
+  const drawn = () => document.querySelectorAll('.widget-subarea > .jupyter-widgets').length;
+  for (let waited = 0; drawn() < views.length && waited < 10000; waited += 100) {
+    await new Promise(done => setTimeout(done, 100));
+  }
+  out.widgetsDrawn = drawn();
+  await document.fonts.ready;
+  return out;
+}
+"""
+
+
+def _screenshot_pages() -> dict[str, str]:
+    """One page per part of the table of contents, its first notebook chapter (code, outputs,
+    figures) or else its first page: ``{html path: screenshot file name}``."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    shots = {}
+    for number, part in enumerate(toc["parts"], start=1):
+        files = [chapter["file"] for chapter in part["chapters"]]
+        notebooks = [f for f in files if (source := ROOT / f"{f}.md").is_file() and re.search(
+            r"^kernelspec:", source.read_text(encoding="utf-8"), re.MULTILINE)]
+        first = (notebooks or files)[0]  # e.g. book/foundations/local_dp
+        name = f"{part['caption'].split(':')[0]} {first.removeprefix('book/')}"
+        slug = re.sub(r"[^a-z0-9_]+", "-", name.lower()).strip("-")
+        shots[first + ".html"] = f"{number:02d}-{slug}.png"  # 02-part-i-foundations-local_dp.png
+    return shots
+
+
+async def _check_page(context, origin: str, name: str, screenshot: Path | None) -> list[str]:
+    """Load one page with every non-local request blocked; return its problems."""
+    problems: list[str] = []
+    blocked: list[str] = []
+
+    async def block(route) -> None:
+        blocked.append(route.request.url)
+        await route.abort("blockedbyclient")
+
+    page = await context.new_page()
+    # every URL that is not on the local server is refused: nothing comes from the internet
+    await page.route(re.compile(rf"^(?!{re.escape(origin)}/)"), block)
+    page.on("console", lambda m: m.type == "error" and problems.append(
+        f"console error: {m.text} ({m.location.get('url', '')}:{m.location.get('lineNumber')})"))
+    page.on("pageerror", lambda e: problems.append(f"uncaught exception: {e}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(
+        f"HTTP {r.status}: {r.url.removeprefix(origin)}"))
+    try:
+        await page.goto(f"{origin}/{name}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        report = await page.evaluate(INSPECT_JS)
+        if screenshot is not None:
+            await page.screenshot(path=screenshot, full_page=True)
+    except Exception as error:  # a timeout or a crash: this page's problem, check the others
+        return [*problems, f"could not be checked: {error}"]
+    finally:
+        await page.close()
+    if report["mathElements"] and not report["mathjax"]:
+        problems.append(f"{report['mathElements']} math elements but MathJax did not load")
+    problems += [f"MathJax error: {text}" for text in report["merrors"]]
+    problems += [f"undefined TeX macro: {m}" for m in sorted(set(report["undefinedMacros"]))]
+    problems += [f"untypeset LaTeX: ...{snippet}..." for snippet in report["untypeset"]]
+    problems += [f"image did not load: {src}" for src in report["badImages"]]
+    if report["widgetsDrawn"] < report["widgetViews"]:
+        problems.append(f"{report['widgetViews']} saved widgets, {report['widgetsDrawn']} drawn "
+                        "(the widget manager did not load?)")
+    problems += [f"needed the network (blocked): {url}" for url in dict.fromkeys(blocked)]
+    return problems
+
+
+async def _check_site(chromium: Path, origin: str, names: list[str],
+                      screenshots: dict[str, Path]) -> tuple[dict[str, list[str]], dict]:
+    """Every page, ``WORKERS`` at a time; returns ``({page: problems}, {page: seconds})``."""
+    from playwright.async_api import async_playwright
+
+    problems: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
+    queue = list(reversed(names))
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(chromium), headless=True)
+        context = await browser.new_context(viewport={"width": 1280, "height": 900},
+                                            service_workers="block")
+
+        async def worker() -> None:
+            while queue:
+                name = queue.pop()
+                start = time.monotonic()
+                found = await _check_page(context, origin, name, screenshots.get(name))
+                seconds[name] = time.monotonic() - start
+                if found:
+                    problems[name] = found
+
+        await asyncio.gather(*(worker() for _ in range(WORKERS)))
+        await context.close()
+        await browser.close()
+    return problems, seconds
+
+
+def test_every_page_works_offline_in_chromium(pages: list[Path], server: str, chromium: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    start = time.monotonic()
+    # largest pages first, so that the workers finish together; index.html only redirects
+    names = [p.relative_to(SITE).as_posix()
+             for p in sorted(pages, key=lambda p: -p.stat().st_size) if _parse(p).redirect is None]
+    wanted = _screenshot_pages()
+    missing = sorted(set(wanted) - set(names))
+    assert not missing, f"table-of-contents pages not in the site: {missing}"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SCREENSHOTS.glob("*.png"):
+        old.unlink()
+    screenshots = {name: SCREENSHOTS / file for name, file in wanted.items()}
+
+    problems, seconds = asyncio.run(_check_site(chromium, server, names, screenshots))
+
+    slowest = ", ".join(f"{name} {t:.1f} s" for name, t in
+                        sorted(seconds.items(), key=lambda item: -item[1])[:3])
+    with capsys.disabled():  # shown in `make test` output
+        print(f"\n{len(names)} pages checked in Chromium in {time.monotonic() - start:.0f} s "
+              f"(slowest: {slowest}); {len(screenshots)} screenshots in {SCREENSHOTS}")
+    assert not problems, _report(problems)
+
+
+def _report(problems: dict[str, list[str]], per_page: int = 8) -> str:
+    lines = [f"{sum(map(len, problems.values()))} problems on {len(problems)} pages:"]
+    for page, found in sorted(problems.items()):
+        lines.append(f"  {page}:")
+        lines += [f"    - {problem[:300]}" for problem in found[:per_page]]
+        if len(found) > per_page:
+            lines.append(f"    ... and {len(found) - per_page} more")
+    return "\n".join(lines)
