@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import http.server
-import os
 import re
 import threading
 import time
@@ -46,7 +45,6 @@ pytestmark = pytest.mark.book
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
-CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 PAGE_TIMEOUT_MS = 90_000  # a loaded 2-core machine typesets the longest chapter in a few seconds
 WORKERS = 2  # pages loaded at once (Chromium renders each in its own process)
 # Tags and attributes whose URL the browser fetches while rendering the page.
@@ -165,21 +163,6 @@ def server(pages: list[Path]) -> Iterator[str]:
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    """The Chromium binary; skips (with the reason in the ``-rs`` summary) when it or Playwright
-    is missing."""
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError as error:
-        pytest.skip(f"browser test skipped: Playwright is not installed ({error}); "
-                    "`make setup` installs it")
-    if not CHROMIUM.is_file():
-        pytest.skip(f"browser test skipped: no Chromium at {CHROMIUM} (Debian: "
-                    "`apt-get install chromium`, which .ci/run does; or set CHROMIUM=/path)")
-    return CHROMIUM
 
 
 # Runs in the page after the load event: waits for MathJax and the widget manager, then reports.
