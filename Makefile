@@ -55,9 +55,9 @@ book: setup
 # against the instructor edition (which `book` builds first).
 student: book
 	$(BIN)/python tools/student_edition.py
-	@# _config.yml names _vendor/ and tools/vendor_web_assets.py relative to the sources
+	@# _config.yml names _vendor/ and its local extensions in tools/ relative to the sources
 	mkdir -p _build/student/source/tools
-	cp tools/vendor_web_assets.py _build/student/source/tools/
+	cp tools/vendor_web_assets.py tools/codeautolink_sections.py _build/student/source/tools/
 	cp -R $(VENDOR) _build/student/source/
 	$(BIN)/jupyter-book build _build/student/source -n -W --keep-going --path-output _build/student
 	$(BIN)/python -m pytest -m student

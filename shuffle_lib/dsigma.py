@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 from scipy import sparse
 from scipy.spatial import cKDTree
 
+from shuffle_lib._jit import cached_njit
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -105,7 +105,7 @@ def check_groups(groups: list[ArrayLike], n: int | None = None, name: str = "gro
     return np.split(members, starts[1:])
 
 
-@njit(cache=True)
+@cached_njit
 def _has_repeats(members: np.ndarray, bounds: np.ndarray,
                  n: int) -> bool:  # pragma: no cover - compiled
     """True if some group (members[bounds[g]:bounds[g + 1]]) lists a person twice; O(total)."""
@@ -118,7 +118,7 @@ def _has_repeats(members: np.ndarray, bounds: np.ndarray,
     return False
 
 
-@njit(cache=True)
+@cached_njit
 def _transpose(members: np.ndarray, forward_ptr: np.ndarray,
                n: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """Counting-sort transpose: row i lists the owners whose groups contain i, increasing."""
@@ -263,7 +263,7 @@ def _forward_and_reverse(groups: Groups) -> tuple[np.ndarray, ...]:
     return forward_ptr, members, reverse_ptr, reverse
 
 
-@njit(cache=True)
+@cached_njit
 def _enqueue(neighbours: np.ndarray, visited: np.ndarray, order: np.ndarray,
              tail: int) -> int:  # pragma: no cover - compiled
     """Append the unvisited ``neighbours`` to the queue ``order``; return the new tail."""
@@ -275,7 +275,7 @@ def _enqueue(neighbours: np.ndarray, visited: np.ndarray, order: np.ndarray,
     return tail
 
 
-@njit(cache=True)
+@cached_njit
 def _bfs_all(forward_ptr: np.ndarray, forward: np.ndarray, reverse_ptr: np.ndarray,
              reverse: np.ndarray, roots: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """Breadth-first order covering every node; a node's neighbours are its group (in order),

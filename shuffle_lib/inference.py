@@ -230,7 +230,7 @@ def ldp_likelihood(channel: ArrayLike, n: int) -> np.ndarray:
 def release_order_probabilities(mechanism: DSigmaMechanism) -> np.ndarray:
     r"""The law of the release order of a d_sigma mechanism (Meehan et al. 2022, Algorithm 1) over
     the ``n!`` orders of :func:`all_orders`: :math:`P(o)=e^{-\theta d(o\sigma_0,\sigma_0)}/\psi`,
-    read from :meth:`DSigmaMechanism.permutation_log_prob`.
+    read from :meth:`~shuffle_lib.dsigma.DSigmaMechanism.permutation_log_prob`.
 
     >>> mech = DSigmaMechanism([[0, 1], [1, 0]], alpha=math.log(3))
     >>> release_order_probabilities(mech).round(3).tolist()   # e^alpha = 3 : 1

@@ -11,8 +11,8 @@ Three departures from the algorithm as printed, all needed for its guarantee to 
   what :func:`shuffled_personalized_sgd` does.
 - GSPA uses the classic calibration :math:`\sigma=\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`,
   proved only for :math:`\varepsilon<1`, with budgets up to 2. Here the exact (analytic)
-  calibration of :func:`shuffle_lib.gaussian_sigma` is used, valid for every
-  :math:`\varepsilon`.
+  calibration of :func:`shuffle_lib.gaussian_sigma <shuffle_lib.randomizers.gaussian_sigma>` is
+  used, valid for every :math:`\varepsilon`.
 - GSPA draws the order of the clients once (line 3) and reuses it in every epoch. Then a
   client's updates sit at the same step of every epoch and can be linked across epochs, so the
   epochs are not independent shuffled releases and the :math:`\sqrt T\mu` composition of its
@@ -20,9 +20,10 @@ Three departures from the algorithm as printed, all needed for its guarantee to 
 
 So each noisy client update is :math:`(\varepsilon_i,\delta_i)`-DP for any one record of that
 client. What the shuffled training as a whole guarantees is only GSPA's approximation
-(Theorem 5, :math:`\sqrt T\mu` from :func:`shuffle_lib.accounting.gspa_mu`): the clone argument
-behind a rigorous accountant needs every user to run the same randomizer, which personalized
-Gaussian noise does not.
+(Theorem 5, :math:`\sqrt T\mu` from
+:func:`shuffle_lib.accounting.gspa_mu <shuffle_lib.accounting.personalized.gspa_mu>`): the clone
+argument behind a rigorous accountant needs every user to run the same randomizer, which
+personalized Gaussian noise does not.
 """
 
 from __future__ import annotations
@@ -209,7 +210,8 @@ def client_noise_scales(
     eps: ArrayLike, delta: ArrayLike, clip: float, batch_size: int
 ) -> np.ndarray:
     r"""Gaussian noise scale of every client: the exact calibration
-    (:func:`shuffle_lib.gaussian_sigma`, ``"analytic"``) for sensitivity :math:`2C/m` (replacing
+    (:func:`shuffle_lib.gaussian_sigma <shuffle_lib.randomizers.gaussian_sigma>`, ``"analytic"``)
+    for sensitivity :math:`2C/m` (replacing
     one of the :math:`m` per-record gradients, each of norm at most :math:`C`, moves their mean by
     at most :math:`2C/m`). GSPA, Algorithm 3, line 7, with the calibration corrected.
 

@@ -28,10 +28,10 @@ memory (a draw of that size takes a few seconds); larger values raise a ``ValueE
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
+from shuffle_lib._jit import cached_njit
 from shuffle_lib._validation import RngLike, as_rng, check_array, check_integer, check_real
 
 DISTANCES = ("kendall", "hamming")
@@ -120,7 +120,7 @@ def hamming_distance(a: ArrayLike, b: ArrayLike) -> int:
     return int(np.count_nonzero(arr_a != arr_b))
 
 
-@njit(cache=True)
+@cached_njit
 def _inversions(values: np.ndarray) -> int:  # pragma: no cover - compiled
     """Number of pairs i < j with values[i] > values[j], by a Fenwick tree, O(n log n)."""
     n = values.size
@@ -279,7 +279,7 @@ def _truncated_geometric(sizes: np.ndarray, theta: float, gen: np.random.Generat
     return draws
 
 
-@njit(cache=True)
+@cached_njit
 def _decode_lehmer(code: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     """Permutation whose entry i is the code[i]-th smallest value not used by entries < i:
     a Fenwick tree over the unused values, binary lifting for the selection, O(n log n)."""
@@ -394,7 +394,7 @@ def mallows_sample(
     return np.stack([one() for _ in range(draws)])
 
 
-@njit(cache=True)
+@cached_njit
 def _fill_uniform_derangement(perm: np.ndarray, gen: np.random.Generator
                              ) -> None:  # pragma: no cover - compiled
     """Fill ``perm`` (length k != 1) with a uniformly random derangement of 0..k-1, by rejection:

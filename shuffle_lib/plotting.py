@@ -10,6 +10,12 @@ matplotlib leaves a gap, but not in histograms or box plots), labels are strings
 Limits: at most ``MAX_PANELS`` (64) panels and ``MAX_FIGURE_INCHES`` (200) per side of a figure,
 at most ``MAX_BINS`` (10,000) histogram bins.
 
+One style for every figure of the book, set when this module is imported (:func:`use_book_style`):
+Okabe and Ito's colour-blind-safe palette (``PALETTE``) as matplotlib's colour cycle, and text
+sizes that stay readable when a figure is scaled to the page. No series is told apart by its colour
+alone: each curve and set of points of :func:`plot_lines` and :func:`plot_tradeoff_curves` has its
+own marker (``MARKERS``), each overlaid histogram its own hatch (``HATCHES``).
+
 The explorers (``explore_*``, one per part of the book) are the one exception to "no computation
 here": each turns slider settings into a figure, and every number it draws comes from a call to
 the library (no formula is re-implemented). The chapters wrap them in ``ipywidgets``; the static
@@ -21,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import cycler
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.figure import Figure
@@ -66,6 +74,60 @@ from shuffle_lib.randomizers import k_randomized_response, krr_channel
 MAX_PANELS = 64  # panels of one panel_grid figure (64 take about half a second)
 MAX_FIGURE_INCHES = 200.0  # per side: inside the renderers' 2^16-pixel limit up to 300 dpi
 MAX_BINS = 10_000  # bins of one histogram (also the integers a discrete histogram spans)
+
+# --- The book's style -------------------------------------------------------------------------
+
+# Okabe & Ito's colour-blind-safe palette ("Color Universal Design", 2008) without its yellow,
+# too light on white: blue, orange, bluish green, vermillion, reddish purple, sky blue, black.
+# C0-C3 keep the roles of matplotlib's default C0-C3 (blue, orange, green, red).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")  # one per series of plot_lines
+HATCHES = ("", "//", "..", "\\\\", "xx", "--", "oo", "++")  # per overlaid histogram or bar group
+MARK_EVERY_POINT_MAX = 30  # curves with more points carry a marker every tenth of the diagonal
+BOOK_STYLE: dict[str, object] = {
+    "axes.prop_cycle": cycler(color=PALETTE),
+    "font.size": 11.0,  # text, and the base of relative sizes ("small" is 9.2 points)
+    "axes.titlesize": 12.0,
+    "axes.labelsize": 11.0,
+    "xtick.labelsize": 10.0,
+    "ytick.labelsize": 10.0,
+    "legend.fontsize": 10.0,
+    "lines.linewidth": 1.8,
+    "lines.markersize": 5.5,
+    "hatch.linewidth": 0.8,
+}
+
+
+def use_book_style() -> None:
+    """Set matplotlib's defaults to the book's style, ``BOOK_STYLE``: the colour-blind-safe
+    ``PALETTE`` as the colour cycle (so ``"C0"`` to ``"C6"`` name its colours) and readable text
+    sizes (11-point text, 10-point ticks and legends).
+
+    Importing this module calls it once, so every figure of the book, including those a chapter
+    draws with matplotlib directly, gets the style; ``matplotlib.rcdefaults()`` undoes it.
+
+    >>> use_book_style()
+    >>> matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][0]
+    '#0072B2'
+    """
+    matplotlib.rcParams.update(BOOK_STYLE)
+
+
+def series_marks(index: int, points: int) -> dict[str, object]:
+    """Marker keywords of a plot's ``index``-th series of ``points`` points: its own marker from
+    ``MARKERS``, on every point of a short series and about every tenth of the axes' diagonal on a
+    long one (staggered, so that curves on top of each other still show each marker).
+
+    >>> series_marks(1, 10)
+    {'marker': 's', 'markevery': None}
+    """
+    check_integer(index, "index", 0)
+    check_integer(points, "points", 0)
+    spacing = None if points <= MARK_EVERY_POINT_MAX else (0.025 * (index % 4), 0.1)
+    return {"marker": MARKERS[index % len(MARKERS)], "markevery": spacing}
+
+
+use_book_style()
 
 
 def _values(value: object, name: str, ndim: int = 1, finite: bool = False) -> np.ndarray:
@@ -152,7 +214,8 @@ def plot_lines(
 ) -> Figure:
     """Curves sharing one x-axis (``lines``), plus optional measured ``points`` (x, y) as markers
     and, for the lines named in ``errors``, a shaded band of the given half-width (for example one
-    standard deviation over trials).
+    standard deviation over trials). Each curve and each set of points has its own colour and its
+    own marker (:func:`series_marks`).
 
     >>> fig = plot_lines([1.0, 2.0], {"a": [1.0, 4.0]}, xlabel="n", ylabel="error")
     >>> fig.axes[0].get_xlabel()
@@ -185,13 +248,14 @@ def plot_lines(
     check_bool(logy, "logy")
     _check_ax(ax)
     fig, axes = _figure_and_axes(ax, (6.0, 4.0))
-    for label, y_arr in curves.items():
-        (line,) = axes.plot(x_arr, y_arr, marker="." if label in bands else None, label=label)
+    for index, (label, y_arr) in enumerate(curves.items()):
+        (line,) = axes.plot(x_arr, y_arr, label=label, **series_marks(index, x_arr.size))
         if label in bands:
             axes.fill_between(x_arr, y_arr - bands[label], y_arr + bands[label],
                               color=line.get_color(), alpha=0.2)
-    for label, (px, py) in markers.items():
-        axes.plot(px, py, "o", markersize=5, label=label)
+    for index, (label, (px, py)) in enumerate(markers.items(), start=len(curves)):
+        axes.plot(px, py, linestyle="none", marker=MARKERS[index % len(MARKERS)], markersize=6,
+                  label=label)
     axes.set_xscale("log" if logx else "linear")
     axes.set_yscale("log" if logy else "linear")
     if logx:
@@ -261,8 +325,9 @@ def plot_tradeoff_curves(
     title: str | None = None,
     ax: Axes | None = None,
 ) -> Figure:
-    r"""Trade-off curves :math:`\beta = f(\alpha)` on the unit square, with the line
-    :math:`\beta = 1-\alpha` (perfect privacy: no test beats guessing) for reference.
+    r"""Trade-off curves :math:`\beta = f(\alpha)` on the unit square, each with its own marker, and
+    the dashed grey line :math:`\beta = 1-\alpha` (perfect privacy: no test beats guessing) for
+    reference.
 
     >>> fig = plot_tradeoff_curves([0.0, 1.0], {"f": [1.0, 0.0]})
     >>> fig.axes[0].get_ylabel()
@@ -279,8 +344,8 @@ def plot_tradeoff_curves(
     _check_ax(ax)
     fig, axes = _figure_and_axes(ax, (4.8, 4.6))
     axes.plot([0, 1], [1, 0], color="0.6", linestyle="--", label="perfect privacy")
-    for label, beta in betas.items():
-        axes.plot(alpha_arr, beta, label=label)
+    for index, (label, beta) in enumerate(betas.items()):
+        axes.plot(alpha_arr, beta, label=label, **series_marks(index, alpha_arr.size))
     axes.set_xlim(0, 1)
     axes.set_ylim(0, 1)
     axes.set_aspect("equal")
@@ -302,8 +367,9 @@ def plot_histograms(
     ax: Axes | None = None,
 ) -> Figure:
     """Overlaid density histograms of several samples on common bins (one bin per integer when
-    ``discrete``, ignoring ``bins``). Samples are finite numbers; at most ``MAX_BINS`` (10,000)
-    bins, also for the integers a discrete histogram spans.
+    ``discrete``, ignoring ``bins``), each with its own colour and hatch (``HATCHES``). Samples
+    are finite numbers; at most ``MAX_BINS`` (10,000) bins, also for the integers a discrete
+    histogram spans.
 
     >>> fig = plot_histograms({"a": [0.0, 1.0]}, xlabel="output")
     >>> fig.axes[0].get_ylabel()
@@ -327,8 +393,9 @@ def plot_histograms(
     else:
         edges = np.histogram_bin_edges(pooled, bins=bins)
     fig, axes = _figure_and_axes(ax, (6.0, 3.6))
-    for label, values in arrays.items():
-        axes.hist(values, bins=edges, density=True, alpha=0.5, label=label)
+    for index, (label, values) in enumerate(arrays.items()):
+        axes.hist(values, bins=edges, density=True, alpha=0.5, label=label,
+                  hatch=HATCHES[index % len(HATCHES)])
     axes.set_xlabel(xlabel)
     axes.set_ylabel("density")
     if title:
@@ -337,10 +404,11 @@ def plot_histograms(
     return fig
 
 
-# Paired light/dark colours: warm (red, orange) and cool (blue, green), in the label order of
-# :func:`shuffle_lib.datasets.synthetic_clusters` (cluster, crescent, light/dark half).
-PAIRED_LABEL_COLORS = ("#ff9896", "#d62728", "#ffbb78", "#ff7f0e",
-                       "#aec7e8", "#1f77b4", "#98df8a", "#2ca02c")
+# Paired light/dark colours: warm (vermillion, orange) and cool (blue, bluish green), in the
+# label order of :func:`shuffle_lib.datasets.synthetic_clusters` (cluster, crescent, light/dark
+# half): the PALETTE's colours and their tints (mixed 55% with white).
+PAIRED_LABEL_COLORS = ("#ECB78C", "#D55E00", "#F4D48C", "#E69F00",
+                       "#8CC0DC", "#0072B2", "#8CD3C0", "#009E73")
 
 
 def plot_labelled_points(
@@ -434,15 +502,16 @@ def explore_tradeoff(eps: float = 1.0, mu: float = 1.0) -> Figure:
     at ``mu`` (:math:`G_\mu`), on the unit square with perfect privacy for reference (Chen, Cao
     & Ge, GSPA, equation 5 and Facts 1 and 3; Dong, Roth & Su 2022).
 
-    - Randomized response: :func:`~shuffle_lib.accounting.tradeoff_from_distributions` on the two
-      rows of :func:`~shuffle_lib.randomizers.krr_channel` (the curve is :math:`f_{\varepsilon,0}`).
+    - Randomized response: :func:`~shuffle_lib.accounting.fdp.tradeoff_from_distributions` on
+      the two rows of :func:`~shuffle_lib.randomizers.krr_channel` (the curve is
+      :math:`f_{\varepsilon,0}`).
     - Laplace, sensitivity 1 and scale :math:`1/\varepsilon`: the same exact computation on the
       output rounded to ``LAPLACE_CELLS`` (400) equal cells between the two means plus the two
       half-lines outside them, where the likelihood ratio is constant. Rounding is
       post-processing and keeps every likelihood-ratio threshold test, so the curve is exact at
       the 401 thresholds and joins them by chords: it lies above the continuous curve, by less
       than 1e-4 (the tests compare it with the closed form).
-    - Gaussian: :func:`~shuffle_lib.accounting.gdp_tradeoff`.
+    - Gaussian: :func:`~shuffle_lib.accounting.fdp.gdp_tradeoff`.
 
     ``eps`` and ``mu`` lie in (0, 20].
 
@@ -525,6 +594,7 @@ def explore_amplification(
     reference = fig.axes[0].get_lines()[0]  # drawn first, beneath a bound that certifies nothing
     reference.set_color("0.6")
     reference.set_linestyle(":")
+    reference.set_marker("")
     fig.axes[0].legend(frameon=False, fontsize="x-small")
     return fig
 
@@ -547,13 +617,13 @@ def explore_population_mix(
     ``shares`` (one per entry of ``levels``, normalized; users rounded by largest remainder), and
     its central :math:`\varepsilon` at ``delta`` for shuffled personalized randomized response
     against the number of users: GSPA's :math:`\mu`-GDP value (Chen, Cao & Ge, Theorem 2, an
-    approximation; :func:`~shuffle_lib.accounting.gspa_epsilon`), the exact evaluation of the same
-    clone reduction (a rigorous bound;
-    :func:`~shuffle_lib.accounting.personalized_numerical_epsilon`) and the exact privacy of the
-    protocol on one pair of datasets (a floor;
-    :func:`~shuffle_lib.accounting.shuffled_personalized_rr_epsilon`). The default population is
-    GSPA's conservative, moderate and liberal users (levels 0.1, 0.5 and 1 in the proportions
-    0.54, 0.37 and 0.09; :func:`~shuffle_lib.privacy_levels.preference_levels`).
+    approximation; :func:`~shuffle_lib.accounting.personalized.gspa_epsilon`), the exact
+    evaluation of the same clone reduction (a rigorous bound;
+    :func:`~shuffle_lib.accounting.personalized.personalized_numerical_epsilon`) and the exact
+    privacy of the protocol on one pair of datasets (a floor;
+    :func:`~shuffle_lib.accounting.personalized.shuffled_personalized_rr_epsilon`). The default
+    population is GSPA's conservative, moderate and liberal users (levels 0.1, 0.5 and 1 in the
+    proportions 0.54, 0.37 and 0.09; :func:`~shuffle_lib.privacy_levels.preference_levels`).
 
     ``shares`` non-negative, not all zero; ``levels`` in [0, 10], at most 10 of them; ``delta``
     in [1e-12, 0.1]; ``n_grid`` 2 to 12 sizes in [2, ``POPULATION_N_MAX``] (1e5: GSPA's value and
@@ -688,7 +758,8 @@ def explore_dsigma_attack(
                          xlabel="public position t₁", ylabel="public position t₂", ax=axes[0])
     measures = np.arange(3)
     for j, (name, row) in enumerate(scores.items()):
-        axes[1].bar(measures + 0.27 * (j - 1), row, width=0.27, label=name)
+        axes[1].bar(measures + 0.27 * (j - 1), row, width=0.27, label=name,
+                    hatch=HATCHES[j % len(HATCHES)])
     axes[1].set_xticks(measures, ["attack\nρ", "k-NN\nlabels",
                                   f"k-NN\nblocks of {merge}"])
     axes[1].set_ylim(0, 1.35)  # room for the legend above the bars
@@ -739,9 +810,6 @@ def explore_profile_chain(eps: float = 0.5, k: int = 6) -> Figure:
     plot_lines(p, reports_one, xlabel="profile p = P[bit = 1]", ylabel="P[report 1]",
                title="what the analyst sees", ax=axes[1])
     axes[0].set_ylim(0, 0.5)  # a flip beyond 1/2 is never needed
-    for ax in axes:
-        for line in ax.get_lines():
-            line.set_marker(".")
     return fig
 
 

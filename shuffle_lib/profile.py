@@ -445,7 +445,7 @@ def smooth_one_bit(graph: ProfileGraph, eps: float) -> np.ndarray:
     the smallest :math:`\sum_i \alpha_i^2`, which is strictly convex and so has a single
     minimizer. Every stage is symmetric in the profiles, so relabelling them permutes the answer
     the same way. Stages (1)-(2) are LPs (HiGHS), stage (3) a Euclidean projection (Clarabel;
-    see :mod:`shuffle_lib._lexicographic` for its accuracy); earlier stages are held within
+    see ``shuffle_lib._lexicographic`` for its accuracy); earlier stages are held within
     ``STAGE_SLACK`` (1e-9) of their optima, which can move the flip of a profile with :math:`p`
     within about 1e-6 of 1/2 by up to about 1e-3 (its report probabilities by about 1e-9). Raises
     ``RuntimeError`` if a solve fails. The answer is certified (at
@@ -484,7 +484,7 @@ def smooth_categorical(graph: ProfileGraph, eps: float, objective: str = "max_of
     minimizer. Every stage is symmetric under relabelling the profiles (with the prior) and,
     simultaneously in every profile, the categories, so the answer follows any relabelling.
     Stages (1)-(2) are LPs (HiGHS), stage (3) a Euclidean projection (Clarabel; see
-    :mod:`shuffle_lib._lexicographic` for its accuracy). The answer is certified (at
+    ``shuffle_lib._lexicographic`` for its accuracy). The answer is certified (at
     :math:`\min(\varepsilon,` ``LP_EPS_CAP`` :math:`)`, see the module's note). Raises
     ``RuntimeError`` if a solve fails.
 

@@ -4,7 +4,7 @@ Every randomizer accepts either one privacy level for everybody or one per user
 (personalized LDP; Chen, Cao & Ge, GSPA), takes ``rng`` (Generator, int seed or None) and never
 mutates its input. Channels (``krr_channel``) give the exact output distributions used in the tests
 and in the book to certify each randomizer's epsilon with
-:func:`shuffle_lib.accounting.channel_epsilon`.
+:func:`shuffle_lib.accounting.channel_epsilon <shuffle_lib.accounting.finite.channel_epsilon>`.
 """
 
 from __future__ import annotations
@@ -113,10 +113,11 @@ def gaussian_sigma(
     - ``"classic"``: :math:`\sigma=\Delta_2\sqrt{2\ln(1.25/\delta)}/\varepsilon`, proved only for
       :math:`0<\varepsilon<1` (Dwork & Roth 2014, Theorem A.1); outside that range this raises.
     - ``"analytic"``: the smallest valid noise, :math:`\sigma=\Delta_2/\mu` with :math:`\mu`
-      from :func:`shuffle_lib.accounting.gdp_mu` (Balle & Wang 2018; GSPA, Fact 3), valid
-      for every :math:`\varepsilon>0`. Rounded up: :math:`\mu` is already a lower bound on the
-      exact root, and :math:`\sigma` is raised until :math:`\Delta_2/\sigma\le\mu` in floating
-      point, so the noise is never below the exact analytic one (relative excess about 1e-12).
+      from :func:`shuffle_lib.accounting.gdp_mu <shuffle_lib.accounting.fdp.gdp_mu>` (Balle &
+      Wang 2018; GSPA, Fact 3), valid for every :math:`\varepsilon>0`. Rounded up:
+      :math:`\mu` is already a lower bound on the exact root, and :math:`\sigma` is raised until
+      :math:`\Delta_2/\sigma\le\mu` in floating point, so the noise is never below the exact
+      analytic one (relative excess about 1e-12).
       The supported ranges of ``gdp_mu`` apply (``delta`` >= 1e-300; else ``ValueError``).
 
     >>> round(gaussian_sigma(0.5, 1e-5), 4)

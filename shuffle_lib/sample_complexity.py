@@ -238,7 +238,8 @@ def heuristic_local_epsilon(eps: ArrayLike, n: ArrayLike, delta: ArrayLike) -> n
     :math:`\varepsilon_0=\sqrt r=\varepsilon\sqrt{n/\ln(1/\delta)}` when :math:`r<1`, else
     :math:`\varepsilon_0=\ln r` (the post writes :math:`\varepsilon_L` for this local level).
     (The rigorous counterpart, with constants, is
-    :func:`shuffle_lib.accounting.local_epsilon_for_target`.) ``n`` is a whole number of users,
+    :func:`shuffle_lib.accounting.local_epsilon_for_target
+    <shuffle_lib.accounting.shuffle.local_epsilon_for_target>`.) ``n`` is a whole number of users,
     at least 1 and below ``2**62``; where :math:`r` over- or underflows, the same formula is
     evaluated in log space, so every ``eps > 0`` gives a finite answer.
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numba import njit
 from numpy.typing import ArrayLike
 from scipy.special import expit, xlog1py, xlogy
 
+from shuffle_lib._jit import cached_njit
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -115,7 +115,7 @@ def stratum_codes(records: pd.DataFrame, match_key: Columns) -> np.ndarray:
     return codes.astype(np.int64, copy=False)
 
 
-@njit(cache=True)
+@cached_njit
 def _swap_sources(codes: np.ndarray, n_strata: int, p: float, gen: np.random.Generator
                   ) -> np.ndarray:  # pragma: no cover - compiled
     """For every record, the record whose swap value it receives (itself if not selected)."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.axes import Axes
@@ -25,6 +27,9 @@ from shuffle_lib.accounting import (
 from shuffle_lib.attacks import attack_neighbours, knn_reconstruction, vulnerability_rate
 from shuffle_lib.datasets import synthetic_clusters
 from shuffle_lib.plotting import (
+    HATCHES,
+    MARKERS,
+    PALETTE,
     explore_amplification,
     explore_dsigma_attack,
     explore_population_mix,
@@ -37,6 +42,8 @@ from shuffle_lib.plotting import (
     plot_labelled_points,
     plot_lines,
     plot_tradeoff_curves,
+    series_marks,
+    use_book_style,
 )
 
 
@@ -91,6 +98,53 @@ def test_nan_and_infinity_leave_gaps_in_curves() -> None:
     assert len(fig.axes[0].get_lines()) == 1
     fig, axes = panel_grid(2, size=(4.0, 3.0))
     assert axes.shape == (2,) and tuple(fig.get_size_inches()) == (8.0, 3.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The book's style: a colour-blind-safe palette, and no series told apart by colour alone
+
+# Okabe & Ito (2008), "Color Universal Design": blue, orange, bluish green, vermillion, reddish
+# purple, sky blue, black (their yellow, #F0E442, is left out: 1.2:1 against white).
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
+
+
+def test_importing_the_module_sets_the_colour_blind_safe_palette_and_readable_text() -> None:
+    assert PALETTE == OKABE_ITO
+    use_book_style()  # what importing shuffle_lib.plotting did; other tests may have reset it
+    assert tuple(matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]) == OKABE_ITO
+    fig, ax = plt.subplots()  # a chapter drawing with matplotlib directly gets the palette too
+    plt.close(fig)
+    first, second = ax.plot([0, 1], [0, 1]), ax.plot([0, 1], [1, 0])
+    assert (first[0].get_color(), second[0].get_color()) == OKABE_ITO[:2]
+    sizes = {key: matplotlib.font_manager.FontProperties(size=matplotlib.rcParams[key])
+             .get_size_in_points() for key in ("font.size", "axes.labelsize", "axes.titlesize",
+                                               "xtick.labelsize", "ytick.labelsize",
+                                               "legend.fontsize")}
+    assert min(sizes.values()) >= 10, sizes
+
+
+def test_series_differ_in_marker_or_hatch_not_only_in_colour(small_synthetic) -> None:
+    x = np.linspace(1.0, 2.0, 200)  # long curves: markers spaced along the line
+    fig = plot_lines(x, {f"curve {i}": x + i for i in range(5)}, xlabel="x", ylabel="y",
+                     points={"measured": (x[:3], x[:3]), "published": (x[:2], x[:2])})
+    lines = fig.axes[0].get_lines()
+    assert [ln.get_marker() for ln in lines] == list(MARKERS[:7])
+    assert len({ln.get_color() for ln in lines}) == 7
+    assert all(ln.get_markevery() is not None for ln in lines[:5])  # not 200 markers each
+    assert all(ln.get_linestyle() == "None" for ln in lines[5:])  # points are not joined
+    short = plot_lines([1.0, 2.0, 3.0], {"a": [1.0, 2.0, 3.0], "b": [3.0, 2.0, 1.0]},
+                       xlabel="x", ylabel="y").axes[0].get_lines()
+    assert [ln.get_markevery() for ln in short] == [None, None]  # every point marked
+    curves = plot_tradeoff_curves([0.0, 0.5, 1.0], {"f": [1.0, 0.4, 0.0], "g": [1.0, 0.2, 0.0]})
+    assert [ln.get_marker() for ln in curves.axes[0].get_lines()[1:]] == list(MARKERS[:2])
+    histograms = plot_histograms({"a": [0.0, 1.0], "b": [0.5, 1.5], "c": [1.0, 2.0]},
+                                 xlabel="x", bins=4).axes[0]
+    hatches = [container.patches[0].get_hatch() for container in histograms.containers]
+    assert [str(hatch or "") for hatch in hatches] == list(HATCHES[:3])  # first: plain
+    data, sources = small_synthetic
+    bars = explore_dsigma_attack(data.t, data.x, sources, resamples=2).axes[1].containers
+    assert len({group.patches[0].get_hatch() for group in bars}) == len(bars) == 3
+    assert series_marks(2, 5) == {"marker": MARKERS[2], "markevery": None}
 
 
 # ---------------------------------------------------------------------------------------------

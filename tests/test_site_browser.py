@@ -11,13 +11,18 @@ works without internet. A page fails on:
   (``mjx-merror``), an undefined macro (shown in red by MathJax), or LaTeX delimiters left in
   the visible text (``\\(``, ``\\[``, ``$$``, ``\\begin{``, ``$\\macro``) outside code;
 - an image that does not load (``naturalWidth`` 0), or a saved widget (a tqdm progress bar) that
-  the widget manager did not draw.
+  the widget manager did not draw;
+- a formula without MathJax's assistive MathML (the hidden ``<math>`` copy a screen reader reads);
+- a serious or critical accessibility violation found by axe-core (``tests/assets/axe.min.js``,
+  injected once the page has loaded and MathJax has typeset it). The counts of every impact are
+  printed per page.
 
 Internal links are checked without the browser (stdlib ``html.parser``): the target file exists
 and, for ``page.html#anchor``, the target page has that id; resources (scripts, stylesheets,
-images) must not come from the network. One full-page screenshot per part of ``_toc.yml`` (its
+images) must not come from the network; every ``<img>`` has a text alternative that is neither
+empty nor a file name. One full-page screenshot per part of ``_toc.yml`` (its
 first notebook chapter, else its first page) goes to ``_build/screenshots/`` for humans to look
-at.
+at. ``SHUFFLE_SITE=/path/to/html`` checks another build (screenshots go next to it).
 
 Without Chromium or Playwright the browser test is skipped, and the reason appears in the
 ``make test`` summary (pytest ``-rs``); the link check still runs.
@@ -28,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import http.server
+import os
 import re
 import threading
 import time
@@ -43,14 +49,21 @@ import yaml
 pytestmark = pytest.mark.book
 
 ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "_build" / "html"
-SCREENSHOTS = ROOT / "_build" / "screenshots"
+SITE = Path(os.environ.get("SHUFFLE_SITE", ROOT / "_build" / "html")).resolve()
+SCREENSHOTS = SITE.parent / "screenshots"  # _build/screenshots for the default site
 PAGE_TIMEOUT_MS = 90_000  # a loaded 2-core machine typesets the longest chapter in a few seconds
 WORKERS = 2  # pages loaded at once (Chromium renders each in its own process)
 # Tags and attributes whose URL the browser fetches while rendering the page.
 RESOURCE_ATTRS = {("script", "src"), ("img", "src"), ("source", "src"), ("iframe", "src"),
                   ("embed", "src"), ("object", "data"), ("video", "src"), ("audio", "src")}
 RESOURCE_RELS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest"}
+# axe-core, the accessibility checker (version, licence, checksum: tests/assets/README.md)
+AXE = ROOT / "tests" / "assets" / "axe.min.js"
+AXE_FAILS = ("critical", "serious")  # impacts that fail a page; "moderate" and "minor" are counted
+AXE_IMPACTS = ("critical", "serious", "moderate", "minor")
+# Violations not counted, as (rule id, CSS selector, why): a node of that rule inside an element
+# that matches the selector. Only for markup of the theme that configuration cannot change.
+AXE_EXCLUDED: tuple[tuple[str, str, str], ...] = ()
 
 
 # --- Static checks: links, anchors and resources, read from the HTML files --------------------
@@ -60,6 +73,7 @@ class ParsedPage:
     ids: set[str] = field(default_factory=set)
     links: list[tuple[str, str, str]] = field(default_factory=list)  # (tag, attribute, url)
     external_resources: list[str] = field(default_factory=list)
+    images: list[tuple[str, str | None]] = field(default_factory=list)  # (src, alt)
     redirect: str | None = None  # <meta http-equiv="refresh" content="0; url=...">
 
 
@@ -74,6 +88,8 @@ class _Parser(HTMLParser):
             self.page.ids.add(values["id"])
         if tag == "a" and "name" in values:
             self.page.ids.add(values["name"])
+        if tag == "img":
+            self.page.images.append((values.get("src", ""), values.get("alt")))
         if tag == "meta" and values.get("http-equiv", "").lower() == "refresh":
             match = re.search(r"url=(.+)", values.get("content", ""), re.IGNORECASE)
             if match:
@@ -141,6 +157,35 @@ def test_internal_links_anchors_and_images_resolve_offline(pages: list[Path]) ->
     assert not problems, _report(problems)
 
 
+# A text alternative that is only a file name or path: "../../_images/2d12ab.png", "plot.svg",
+# "fig_3", or a long hexadecimal hash (what MyST-NB writes when a cell gives no alt text).
+FILE_NAME_ALT = re.compile(
+    r"\S*[/\\]\S*|\S+\.(png|jpe?g|gif|svg|webp|pdf)|[\w-]*[0-9a-f]{16,}[\w-]*|[\w.-]*_[\w.-]*",
+    re.IGNORECASE)
+
+
+def _alt_problem(src: str, alt: str | None) -> str | None:
+    """Why ``alt`` is not a text alternative for the image at ``src`` (None when it is one)."""
+    if alt is None:
+        return f"<img src={src}> has no alt attribute"
+    text = alt.strip()
+    if not text:
+        return f"<img src={src}> has an empty alt text"
+    file_name = unquote(urlsplit(src).path).rsplit("/", 1)[-1]
+    if text in (src, file_name) or FILE_NAME_ALT.fullmatch(text):
+        return f"<img src={src}> has a file name as alt text: {alt[:80]!r}"
+    return None
+
+
+def test_every_image_has_a_text_alternative(pages: list[Path]) -> None:
+    """Figures are described for screen readers: in the chapters, through each figure cell's
+    ``mystnb: image: alt:`` metadata (MyST-NB otherwise writes the image's path as its alt)."""
+    problems = {str(page.relative_to(SITE)): found for page in pages
+                if (found := [problem for src, alt in _parse(page).images
+                              if (problem := _alt_problem(src, alt))])}
+    assert not problems, _report(problems)
+
+
 # --- The browser ------------------------------------------------------------------------------
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -170,7 +215,7 @@ INSPECT_JS = r"""
 async () => {
   const out = {mathElements: document.querySelectorAll('.math').length, mathjax: null,
                merrors: [], undefinedMacros: [], untypeset: [], badImages: [], images: 0,
-               widgetViews: 0, widgetsDrawn: 0};
+               widgetViews: 0, widgetsDrawn: 0, formulas: 0, spoken: 0};
   const MJ = window.MathJax;
   if (MJ && MJ.startup && MJ.startup.promise) {
     await MJ.startup.promise;
@@ -184,6 +229,9 @@ async () => {
         out.undefinedMacros.push(m[1]);
       }
     }
+    // assistive MathML: a hidden <math> copy of each formula, which screen readers read out
+    out.formulas = document.querySelectorAll('mjx-container').length;
+    out.spoken = document.querySelectorAll('mjx-container > mjx-assistive-mml > math').length;
   }
   // LaTeX left in the visible text, outside code, scripts and typeset math
   const skip = 'script, style, pre, code, textarea, kbd, samp, mjx-container, .highlight';
@@ -220,6 +268,28 @@ async () => {
 }
 """
 
+# Runs after INSPECT_JS (MathJax done) and the injection of axe.min.js: the violations of every
+# rule axe-core runs by default (WCAG 2.0-2.2 A and AA, and best practices), one entry per rule
+# and impact, with a few target selectors; ``excluded`` is AXE_EXCLUDED.
+AXE_RUN_JS = r"""
+async (excluded) => {
+  const result = await axe.run(document, {resultTypes: ['violations'], elementRef: true});
+  const found = {};
+  for (const rule of result.violations) {
+    for (const node of rule.nodes) {
+      if (excluded.some(([id, selector]) => id === rule.id && node.element
+                        && node.element.closest(selector))) continue;
+      const key = `${rule.id} ${node.impact}`;
+      found[key] = found[key] || {id: rule.id, impact: node.impact, help: rule.help,
+                                  count: 0, targets: []};
+      found[key].count += 1;
+      if (found[key].targets.length < 3) found[key].targets.push(node.target.join(' >>> '));
+    }
+  }
+  return {version: axe.version, violations: Object.values(found)};
+}
+"""
+
 
 def _screenshot_pages() -> dict[str, str]:
     """One page per part of the table of contents, its first notebook chapter (code, outputs,
@@ -237,8 +307,10 @@ def _screenshot_pages() -> dict[str, str]:
     return shots
 
 
-async def _check_page(context, origin: str, name: str, screenshot: Path | None) -> list[str]:
-    """Load one page with every non-local request blocked; return its problems."""
+async def _check_page(context, origin: str, name: str,
+                      screenshot: Path | None) -> tuple[list[str], dict]:
+    """Load one page with every non-local request blocked; return its problems and axe-core's
+    violations (``{"version": ..., "violations": [{id, impact, help, count, targets}]}``)."""
     problems: list[str] = []
     blocked: list[str] = []
 
@@ -257,10 +329,14 @@ async def _check_page(context, origin: str, name: str, screenshot: Path | None) 
     try:
         await page.goto(f"{origin}/{name}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
         report = await page.evaluate(INSPECT_JS)
+        audit_start = time.monotonic()
+        await page.add_script_tag(path=AXE)
+        audit = await page.evaluate(AXE_RUN_JS, [list(rule[:2]) for rule in AXE_EXCLUDED])
+        audit["seconds"] = time.monotonic() - audit_start
         if screenshot is not None:
             await page.screenshot(path=screenshot, full_page=True)
     except Exception as error:  # a timeout or a crash: this page's problem, check the others
-        return [*problems, f"could not be checked: {error}"]
+        return [*problems, f"could not be checked: {error}"], {"violations": []}
     finally:
         await page.close()
     if report["mathElements"] and not report["mathjax"]:
@@ -269,20 +345,29 @@ async def _check_page(context, origin: str, name: str, screenshot: Path | None) 
     problems += [f"undefined TeX macro: {m}" for m in sorted(set(report["undefinedMacros"]))]
     problems += [f"untypeset LaTeX: ...{snippet}..." for snippet in report["untypeset"]]
     problems += [f"image did not load: {src}" for src in report["badImages"]]
+    if report["spoken"] < report["formulas"]:
+        problems.append(f"{report['formulas'] - report['spoken']} of {report['formulas']} "
+                        "formulas without assistive MathML (mjx-assistive-mml)")
+    problems += [f"accessibility, {v['impact']}: {v['id']} on {v['count']} elements ({v['help']}),"
+                 f" e.g. {'; '.join(v['targets'])}"
+                 for v in audit["violations"] if v["impact"] in AXE_FAILS]
     if report["widgetsDrawn"] < report["widgetViews"]:
         problems.append(f"{report['widgetViews']} saved widgets, {report['widgetsDrawn']} drawn "
                         "(the widget manager did not load?)")
     problems += [f"needed the network (blocked): {url}" for url in dict.fromkeys(blocked)]
-    return problems
+    audit["formulas"], audit["spoken"] = report["formulas"], report["spoken"]
+    return problems, audit
 
 
 async def _check_site(chromium: Path, origin: str, names: list[str],
-                      screenshots: dict[str, Path]) -> tuple[dict[str, list[str]], dict]:
-    """Every page, ``WORKERS`` at a time; returns ``({page: problems}, {page: seconds})``."""
+                      screenshots: dict[str, Path]) -> tuple[dict[str, list[str]], dict, dict]:
+    """Every page, ``WORKERS`` at a time; returns ``({page: problems}, {page: seconds},
+    {page: axe-core audit})``."""
     from playwright.async_api import async_playwright
 
     problems: dict[str, list[str]] = {}
     seconds: dict[str, float] = {}
+    audits: dict[str, dict] = {}
     queue = list(reversed(names))
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=str(chromium), headless=True)
@@ -293,7 +378,8 @@ async def _check_site(chromium: Path, origin: str, names: list[str],
             while queue:
                 name = queue.pop()
                 start = time.monotonic()
-                found = await _check_page(context, origin, name, screenshots.get(name))
+                found, audits[name] = await _check_page(context, origin, name,
+                                                        screenshots.get(name))
                 seconds[name] = time.monotonic() - start
                 if found:
                     problems[name] = found
@@ -301,7 +387,30 @@ async def _check_site(chromium: Path, origin: str, names: list[str],
         await asyncio.gather(*(worker() for _ in range(WORKERS)))
         await context.close()
         await browser.close()
-    return problems, seconds
+    return problems, seconds, audits
+
+
+def _audit_summary(audits: dict[str, dict]) -> str:
+    """axe-core's violations per page, by impact, with the rules (printed by the browser test)."""
+    total = dict.fromkeys(AXE_IMPACTS, 0)
+    lines = []
+    for name, audit in sorted(audits.items()):
+        counts = dict.fromkeys(AXE_IMPACTS, 0)
+        for violation in audit["violations"]:
+            counts[violation["impact"]] = counts.get(violation["impact"], 0) + violation["count"]
+            total[violation["impact"]] = total.get(violation["impact"], 0) + violation["count"]
+        rules = ", ".join(f"{v['id']} {v['count']}" for v in sorted(
+            audit["violations"], key=lambda v: (AXE_IMPACTS.index(v["impact"]), v["id"])))
+        lines.append(f"  {name}: " + ", ".join(f"{impact} {n}" for impact, n in counts.items())
+                     + (f" ({rules})" if rules else "")
+                     + (f"; {audit['spoken']}/{audit['formulas']} formulas with assistive MathML"
+                        if audit.get("formulas") else ""))
+    version = next((a["version"] for a in audits.values() if a.get("version")), "?")
+    excluded = f", {len(AXE_EXCLUDED)} rule exclusions" if AXE_EXCLUDED else ""
+    seconds = sum(audit.get("seconds", 0.0) for audit in audits.values())
+    head = (f"axe-core {version} on {len(audits)} pages ({seconds:.0f} s){excluded}: "
+            + ", ".join(f"{impact} {n}" for impact, n in total.items()) + " elements")
+    return "\n".join([head, *lines])
 
 
 def test_every_page_works_offline_in_chromium(pages: list[Path], server: str, chromium: Path,
@@ -318,13 +427,16 @@ def test_every_page_works_offline_in_chromium(pages: list[Path], server: str, ch
         old.unlink()
     screenshots = {name: SCREENSHOTS / file for name, file in wanted.items()}
 
-    problems, seconds = asyncio.run(_check_site(chromium, server, names, screenshots))
+    problems, seconds, audits = asyncio.run(_check_site(chromium, server, names, screenshots))
 
     slowest = ", ".join(f"{name} {t:.1f} s" for name, t in
                         sorted(seconds.items(), key=lambda item: -item[1])[:3])
     with capsys.disabled():  # shown in `make test` output
         print(f"\n{len(names)} pages checked in Chromium in {time.monotonic() - start:.0f} s "
               f"(slowest: {slowest}); {len(screenshots)} screenshots in {SCREENSHOTS}")
+        print(_audit_summary(audits))
+    assert any(audit.get("spoken") for audit in audits.values()), \
+        "no page has a formula with assistive MathML (mjx-assistive-mml) for screen readers"
     assert not problems, _report(problems)
 
 

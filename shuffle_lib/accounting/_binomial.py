@@ -418,7 +418,7 @@ def poisson_binomial_pmf(
     probability, so that large homogeneous groups need no per-user array.
 
     Users with equal :math:`r_i` are grouped into binomials (only the bulk of each, see
-    :func:`binomial_bulk`). Small groups (many distinct :math:`r_i`) are first combined in
+    ``binomial_bulk``). Small groups (many distinct :math:`r_i`) are first combined in
     vectorized batches, level by level; then all parts are combined by a balanced tree of direct
     convolutions (so small probabilities keep their relative accuracy; merges of more than 4e6
     multiply-adds use the FFT, whose error bound times the length is added to ``dropped``, so the

@@ -57,14 +57,16 @@ from shuffle_lib.accounting.shuffle import DELTA_MIN, shuffled_rr_exact_epsilon
 
 #: Largest population the personalized accountants take (as levels with counts).
 N_MAX = 10**10
-#: Largest number of draws of :func:`sample_personalized_reduction`, and of draws times users
-#: (one uniform number per user and draw, twice: about a second at the limit).
+#: Largest number of draws of :func:`sample_personalized_reduction`.
 SAMPLE_MAX = 10**7
+#: Largest number of draws times users of :func:`sample_personalized_reduction` (one uniform
+#: number per user and draw, twice: about a second at the limit).
 SAMPLE_WORK_MAX = 10**8
 #: Largest side of the lattice grid of :func:`gspa_normal_approximation_error` (a million cells,
-#: about a second), and the smallest standard deviation of its Gaussian (narrower ones fall
-#: between the quadrature nodes of a unit cell).
+#: about a second).
 GRID_SIDE_MAX = 1000
+#: Smallest standard deviation of the Gaussian of :func:`gspa_normal_approximation_error`
+#: (narrower ones fall between the quadrature nodes of a unit cell).
 GRID_SD_MIN = 0.5
 
 
@@ -164,7 +166,8 @@ def _gspa_mu(eps_arr: np.ndarray, delta_arr: np.ndarray) -> float:
 def gspa_epsilon(eps: ArrayLike, delta_i: ArrayLike, delta: float) -> float:
     r"""Central :math:`\varepsilon` at target ``delta`` implied by GSPA's :math:`\mu`
     (:func:`gspa_mu`) through the GDP conversion of GSPA, Fact 3
-    (:func:`shuffle_lib.accounting.gdp_epsilon`). Inherits the approximation of :func:`gspa_mu`.
+    (:func:`shuffle_lib.accounting.gdp_epsilon <shuffle_lib.accounting.fdp.gdp_epsilon>`).
+    Inherits the approximation of :func:`gspa_mu`.
     ``ValueError`` when that :math:`\mu` exceeds :math:`10^4`, the range of ``gdp_epsilon``
     (a few users at large levels).
 
