@@ -246,15 +246,18 @@ def shuffled_rr_delta(eps: float, eps0: float, n: int, others_ones: int) -> mp.m
     if not 0 <= check_integer(others_ones, "others_ones", 0) <= n - 1:
         raise ValueError(f"others_ones must be at most n - 1 = {n - 1}, got {others_ones}")
     with mp.workdps(DIGITS):
-        keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
+        # both probabilities directly, never as 1 - the other: at large eps0 the flip
+        # probability e^-eps0 is below 40 digits of 1, and 1 - keep would lose all of it
+        keep = 1 / (1 + mp.e ** -mp.mpf(eps0))
+        flip = 1 / (1 + mp.e ** mp.mpf(eps0))
         law = [mp.mpf(1)]
         for i in range(n - 1):
-            p_one = keep if i < others_ones else 1 - keep
-            law = [(law[j] if j < len(law) else 0) * (1 - p_one)
+            p_one, p_zero = (keep, flip) if i < others_ones else (flip, keep)
+            law = [(law[j] if j < len(law) else 0) * p_zero
                    + (law[j - 1] * p_one if j >= 1 else 0) for j in range(len(law) + 1)]
         padded = [mp.mpf(0), *law, mp.mpf(0)]
-        one = [keep * padded[j] + (1 - keep) * padded[j + 1] for j in range(len(law) + 1)]
-        zero = [(1 - keep) * padded[j] + keep * padded[j + 1] for j in range(len(law) + 1)]
+        one = [keep * padded[j] + flip * padded[j + 1] for j in range(len(law) + 1)]
+        zero = [flip * padded[j] + keep * padded[j + 1] for j in range(len(law) + 1)]
         scale_e = mp.e ** mp.mpf(eps)
         forward = mp.fsum(max(a - scale_e * b, 0) for a, b in zip(one, zero, strict=True))
         backward = mp.fsum(max(b - scale_e * a, 0) for a, b in zip(one, zero, strict=True))
