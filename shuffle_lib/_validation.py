@@ -7,6 +7,16 @@ from numpy.typing import ArrayLike
 
 RngLike = np.random.Generator | int | None
 
+ARRAY_MAX = 2 * 10**8
+"""Most entries an array argument of any public function may have (``ValueError`` beyond).
+
+It sits above every per-function limit the library documents on the entries of an array (the
+largest are the ``10**8`` entries of ``attacks.MAX_TABLE_ENTRIES`` and
+``learning.MAX_PATH_ENTRIES``; most others are ``10**7``) and far below what a copy would cost in
+memory (1.6 GB of float64 at the ceiling). It is checked on the array as given, before any
+copy, cast or scan, so an input that costs no memory itself (a broadcast view of length
+``10**12``) is refused at once instead of exhausting memory in the first ``astype``."""
+
 
 def as_rng(rng: RngLike) -> np.random.Generator:
     """Normalize ``rng`` (Generator, int seed >= 0 or None) to a ``numpy.random.Generator``."""
@@ -19,8 +29,17 @@ def as_rng(rng: RngLike) -> np.random.Generator:
     return np.random.default_rng(int(rng))
 
 
+def check_size(arr: np.ndarray, name: str) -> None:
+    """Raise ``ValueError`` when ``arr`` has more than :data:`ARRAY_MAX` entries (``arr.size``
+    reads the shape only: no copy and no pass over the data)."""
+    if arr.size > ARRAY_MAX:
+        raise ValueError(f"{name} has {arr.size} entries (shape {arr.shape}), more than the "
+                         f"limit ARRAY_MAX = {ARRAY_MAX} entries of an array argument")
+
+
 def _numeric_array(value: object, name: str) -> np.ndarray:
     """``value`` as a numpy array of numbers; ``TypeError`` for strings, bools, None, objects.
+    Its size is checked against :data:`ARRAY_MAX` before any copy or pass over the entries.
 
     Python integers too large for int64 become floats (their exact size no longer matters once
     they exceed every documented range, and the range checks that follow refuse them).
@@ -29,12 +48,19 @@ def _numeric_array(value: object, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}")
     if isinstance(value, list | tuple) and any(isinstance(v, bool | np.bool_) for v in value):
         raise TypeError(f"{name} must be numbers, not bools, got {value!r:.80}")  # [0, True]
+    if isinstance(value, list | tuple) and any(isinstance(v, np.ndarray) for v in value):
+        # np.asarray would copy arrays nested in a list: count their entries first
+        entries = sum(v.size if isinstance(v, np.ndarray) else 1 for v in value)
+        if entries > ARRAY_MAX:
+            raise ValueError(f"{name} has {entries} entries, more than the limit ARRAY_MAX = "
+                             f"{ARRAY_MAX} entries of an array argument")
     try:
         arr = np.asarray(value)
     except ValueError as err:  # ragged nesting
         raise ValueError(f"{name} must be a rectangular array, got {value!r:.80}") from err
     except TypeError as err:
         raise TypeError(f"{name} must be a number or an array of numbers, got {value!r}") from err
+    check_size(arr, name)
     if arr.dtype == object:
         flat = arr.reshape(-1)
         if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool | np.bool_)
@@ -115,6 +141,8 @@ def check_categories(values: ArrayLike, k: int, name: str = "values") -> np.ndar
     """Return ``values`` as an int array after checking entries are integers in {0, ..., k-1}."""
     check_integer(k, "k", 2)
     is_bool_array = isinstance(values, np.ndarray) and values.dtype == bool
+    if is_bool_array:
+        check_size(values, name)
     arr = values.astype(np.int64) if is_bool_array else _numeric_array(values, name)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")

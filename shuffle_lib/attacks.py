@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.spatial import cKDTree
 
 from shuffle_lib._validation import (
     RngLike,
@@ -26,7 +27,7 @@ from shuffle_lib._validation import (
     check_points,
     check_real,
 )
-from shuffle_lib.dsigma import groups_within_radius
+from shuffle_lib.dsigma import MAX_NEAREST, _nearest_rows, groups_within_radius
 from shuffle_lib.permutations import check_permutation
 from shuffle_lib.randomizers import k_randomized_response, krr_channel
 
@@ -77,7 +78,18 @@ def _check_neighbours(neighbours: ArrayLike, positions: int) -> np.ndarray:
 
 def _neighbour_pairs(points: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray]:
     """(owner, member) for every member of every radius group (owners included), from
-    :func:`shuffle_lib.dsigma.groups_within_radius`."""
+    :func:`shuffle_lib.dsigma.groups_within_radius`. The pairs are counted first, on the distinct
+    positions weighted by how many people share each (no pair is listed), and more than
+    ``MAX_TABLE_ENTRIES`` raise ``ValueError``: with heavy ties (many people at one position) the
+    pairs grow as the square of the people."""
+    distinct, counts = np.unique(points, axis=0, return_counts=True)
+    tree = cKDTree(distinct)
+    weights = counts.astype(float)
+    pairs = float(tree.count_neighbors(tree, r, weights=(weights, weights)))
+    if pairs > MAX_TABLE_ENTRIES:
+        raise ValueError(f"the groups within r = {r!r} of the public positions hold about "
+                         f"{pairs:.4g} (owner, member) pairs, above the documented limit of "
+                         f"{MAX_TABLE_ENTRIES} (many people share a position or r is large)")
     groups = groups_within_radius(points, r)
     owners = np.repeat(np.arange(len(groups)), [g.size for g in groups])
     return owners, np.concatenate(groups)
@@ -436,18 +448,35 @@ def relative_tv_error(predicted: ArrayLike, truth: ArrayLike) -> float:
 def knn_reconstruction(t: ArrayLike, z: ArrayLike, n_neighbors: int = 15) -> np.ndarray:
     """The classifier attack of Meehan et al.'s Figure 1 (there a Gaussian process; here k-nearest
     neighbours): predict each person's value from the released values ``z`` (one integer label
-    per position) at the ``n_neighbors`` positions nearest to them in public space
-    (``n_neighbors`` at most the number of people; ``|t| <= 1e150``).
+    per position) at the ``n_neighbors`` positions nearest to them in public space, themselves
+    included, by majority (a tie goes to the smallest value). The neighbours are those of
+    :func:`shuffle_lib.dsigma.groups_nearest` (people who share a public position are queried
+    once, so a population with heavy ties, such as integer ages, costs :math:`O(nk)`, not the
+    :math:`O(n^2)` of a KD-tree over repeated points); without ties this is scikit-learn's
+    ``KNeighborsClassifier``. Limits: ``n_neighbors`` at most the number of people,
+    ``n * n_neighbors`` at most ``MAX_NEAREST`` (``4 * 10**6``, as for
+    :func:`~shuffle_lib.dsigma.groups_nearest`) and ``|t| <= 1e150``.
 
     >>> knn_reconstruction([0.0, 0.1, 0.2, 5.0, 5.1, 5.2], [0, 0, 1, 1, 1, 0], 3).tolist()
     [0, 0, 0, 1, 1, 1]
     """
-    from sklearn.neighbors import KNeighborsClassifier
-
+    size = check_integer(n_neighbors, "n_neighbors", 1)
+    if isinstance(t, np.ndarray) and t.ndim and len(t) * size > MAX_NEAREST:
+        raise ValueError(f"n x n_neighbors = {len(t)} x {size} neighbours exceed the "
+                         f"documented limit of {MAX_NEAREST}")  # from the shape alone
     points = check_points(t, "t", _MAX_COORDINATE, min_rows=2)
     released = check_array(z, "z", ndim=1, integer=True)
     if released.size != points.shape[0]:
         raise ValueError(f"z must hold one value per position ({points.shape[0]}), got "
                          f"{released.size}")
-    size = check_integer(n_neighbors, "n_neighbors", 1, points.shape[0])
-    return KNeighborsClassifier(n_neighbors=size).fit(points, released).predict(points)
+    size = check_integer(size, "n_neighbors", 1, points.shape[0])
+    if points.shape[0] * size > MAX_NEAREST:
+        raise ValueError(f"n x n_neighbors = {points.shape[0]} x {size} neighbours exceed the "
+                         f"documented limit of {MAX_NEAREST}")
+    voted = np.sort(released[_nearest_rows(points, size)], axis=1)  # (n, k) neighbours' values
+    starts = np.ones(voted.shape, dtype=bool)  # where a run of equal values begins in a row
+    starts[:, 1:] = voted[:, 1:] != voted[:, :-1]
+    run = np.cumsum(starts.reshape(-1)) - 1
+    length = np.where(starts, np.bincount(run)[run].reshape(voted.shape), 0)
+    # the first longest run of a sorted row: the most frequent value, ties to the smallest
+    return voted[np.arange(voted.shape[0]), np.argmax(length, axis=1)]

@@ -17,7 +17,7 @@ Where the output law is finite, :func:`exact_epsilon` and :func:`worst_pair` giv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,9 +33,17 @@ from shuffle_lib._validation import (
     check_integer,
     check_real,
 )
-from shuffle_lib.accounting.finite import check_distribution_pair, epsilon_for_delta
+from shuffle_lib.accounting.finite import (
+    _check_pair_terms,
+    _worst_pair,
+    check_distribution_pair,
+    epsilon_for_delta,
+)
 
 Sampler = Callable[[int, int, np.random.Generator], ArrayLike]
+
+DIRECTIONS = ("greater", "less")
+"""The two directions of a threshold test (:class:`AttackOutcome`)."""
 
 MAX_AUDIT_TRIALS = 10**7
 """Largest ``trials`` of :func:`audit`: it keeps ``4 * trials`` scores in memory (320 MB)."""
@@ -119,9 +127,16 @@ class AttackOutcome:
     ``false_positives`` counts held-out samples from ``x'`` guessed as ``x``,
     ``false_negatives`` samples from ``x`` guessed as ``x'``; ``trials`` held-out samples per
     input. ``threshold`` is ``inf`` for the test that never guesses ``x`` (the best one when the
-    samples cannot be told apart). A plain record, built by :func:`threshold_attack` (and so by
-    :func:`audit`); its fields are not checked here, but :attr:`epsilon` checks them through
-    :func:`epsilon_lower_bound`."""
+    samples cannot be told apart). Built by :func:`threshold_attack` (and so by :func:`audit`);
+    every field is checked on construction: the counts are integers in ``[0, trials]``,
+    ``trials >= 1``, ``threshold`` a real number (``±inf`` allowed, NaN not), ``direction`` one
+    of ``"greater"``, ``"less"``, ``delta`` in ``[0, 1)`` and ``confidence`` in ``(0, 1)``
+    (``TypeError``/``ValueError`` naming the field).
+
+    >>> outcome = AttackOutcome(5, 10, 1000, 0.5, "greater", 0.0, 0.95)
+    >>> round(outcome.epsilon, 3)
+    4.436
+    """
 
     false_positives: int
     false_negatives: int
@@ -130,6 +145,20 @@ class AttackOutcome:
     direction: str
     delta: float
     confidence: float
+
+    def __post_init__(self) -> None:
+        n = check_integer(self.trials, "trials", 1)
+        for name in ("false_positives", "false_negatives"):
+            if check_integer(getattr(self, name), name, 0) > n:
+                raise ValueError(f"{name} must be at most trials = {n}, got "
+                                 f"{getattr(self, name)!r}")
+        check_real(self.threshold, "threshold", allow_inf=True)
+        if not isinstance(self.direction, str):
+            raise TypeError(f"direction must be a str, got {self.direction!r:.80}")
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        _check_level(self.delta, "delta", closed_low=True)
+        _check_level(self.confidence, "confidence", closed_low=False)
 
     @property
     def epsilon(self) -> float:
@@ -229,16 +258,22 @@ def audit(sample: Sampler, trials: int, score: Callable[[np.ndarray], ArrayLike]
     level = _check_level(confidence, "confidence", closed_low=False)
     show = check_bool(progress, "progress")
     gen = as_rng(rng)
-    steps = [(which, start, min(chunk, total - start)) for which in (0, 1)
-             for start in range(0, total, chunk)]
+    # a generator, not a list: with chunk = 1 a list would hold 4 * trials tuples
+    steps: Iterable[tuple[int, int, int]] = (
+        (which, start, min(chunk, total - start)) for which in (0, 1)
+        for start in range(0, total, chunk))
     if show:
         from tqdm.auto import tqdm
 
-        steps = tqdm(steps, desc="audit draws")
+        steps = tqdm(steps, desc="audit draws", total=2 * -(-total // chunk))
     drawn: dict[int, list[np.ndarray]] = {0: [], 1: []}
     for which, _, size in steps:
         outputs = np.asarray(sample(which, size, gen))
-        values = np.asarray(outputs if score is None else score(outputs), dtype=float)
+        try:
+            values = np.asarray(outputs if score is None else score(outputs), dtype=float)
+        except (TypeError, ValueError) as err:  # strings, None, objects
+            raise TypeError(f"sample/score must give numbers, got {type(outputs).__name__} "
+                            f"from sample") from err
         if values.shape != (size,):
             raise ValueError(f"sample/score must give one number per output: expected shape "
                              f"({size},), got {values.shape}")
@@ -265,40 +300,60 @@ def exact_epsilon(p: ArrayLike, q: ArrayLike, delta: float = 0.0) -> float:
 
 def worst_pair(laws: ArrayLike, pairs: Iterable[tuple[int, int]] | None = None,
                delta: float = 0.0) -> tuple[float, tuple[int, int]]:
-    r"""The pair of inputs whose output laws (rows of ``laws``, shape ``(inputs, outputs)``) are
-    hardest to hide: the largest :func:`exact_epsilon` over ``pairs`` (every pair of rows by
-    default; otherwise pairs of two different row indices), and the pair. An exhaustive search,
-    for small finite mechanisms. ``inf`` (exactly) when some pair has no finite
-    :math:`\varepsilon`, as in :func:`exact_epsilon`.
+    r"""The pair of inputs whose output laws (rows of ``laws``, shape ``(inputs, outputs)``, each
+    a distribution) are hardest to hide: the largest :func:`exact_epsilon` over ``pairs`` (every
+    pair ``i < j`` of rows by default; otherwise pairs of two different row indices), and a pair
+    attaining it, the first in the order of ``pairs`` (ties, such as every pair of k-ary
+    randomized response, go to the first). ``inf`` (exactly) when some pair has no finite
+    :math:`\varepsilon`, as in :func:`exact_epsilon`; the value is rounded up like it, within
+    1e-12 (relative above 1) of the exact maximum.
+
+    At ``delta = 0`` the quantity is linear in the table: :math:`\varepsilon` is
+    :math:`\max_o\ln(\max_x C[x,o]/\min_x C[x,o])` over all pairs, found column by column,
+    and the value is :func:`exact_epsilon` of the pair found. At ``delta > 0`` it has no linear
+    form: one bisection on :math:`\varepsilon` for the largest hockey-stick divergence over the
+    pairs (vectorized, dropping each pair as soon as it is within ``delta`` below the answer);
+    at most ``MAX_PAIR_TERMS`` (``10**7``, :mod:`shuffle_lib.accounting.finite`) ordered pairs
+    times outputs, ``ValueError`` beyond, before any work.
 
     >>> rr = [[0.75, 0.25], [0.25, 0.75], [0.5, 0.5]]
     >>> eps, pair = worst_pair(rr)
     >>> round(eps, 4), pair
     (1.0986, (0, 1))
     """
+    slack = _check_level(delta, "delta", closed_low=True)
+    shape = getattr(laws, "shape", None)  # refuse a huge array before reading its entries
+    if slack > 0 and pairs is None and isinstance(shape, tuple) and len(shape) == 2:
+        _check_pair_terms(shape[0] * (shape[0] - 1), shape[1], "laws (every pair of rows)")
     rows = check_array(laws, "laws")
     if rows.ndim != 2 or rows.shape[0] < 2:
         raise ValueError(f"laws must be an (inputs, outputs) array with at least 2 rows, got "
                          f"shape {rows.shape}")
-    if pairs is not None:
-        check_instance(pairs, "pairs", Iterable)
-    chosen = list(pairs) if pairs is not None else [
-        (i, j) for i in range(rows.shape[0]) for j in range(i + 1, rows.shape[0])]
-    if not chosen:
-        raise ValueError("pairs is empty: there is nothing to audit")
+    if (rows < 0).any() or np.abs(rows.sum(axis=1) - 1.0).max() > 1e-9:
+        raise ValueError("laws must hold distributions: non-negative rows that sum to 1")
+    n_rows, outputs = rows.shape
+    if pairs is None:
+        if slack > 0:
+            _check_pair_terms(n_rows * (n_rows - 1), outputs, "laws (every pair of rows)")
+        value, code = _worst_pair(rows, None, slack, 1e-12)
+        return value, (code // n_rows, code % n_rows)
+    check_instance(pairs, "pairs", Iterable)
+    if slack > 0 and isinstance(pairs, Sized):
+        _check_pair_terms(2 * len(pairs), outputs, "pairs (both orders)")
     checked = []
-    for pair in chosen:
+    for pair in pairs:
         check_instance(pair, "pairs", (tuple, list, np.ndarray))
         if len(pair) != 2:
             raise ValueError(f"pairs must hold (i, j) pairs of rows, got {pair!r}")
         i, j = (check_integer(v, "pairs", 0) for v in pair)
-        if not (i < rows.shape[0] and j < rows.shape[0]) or i == j:
-            raise ValueError(f"pairs must join two different rows in 0..{rows.shape[0] - 1}, "
+        if not (i < n_rows and j < n_rows) or i == j:
+            raise ValueError(f"pairs must join two different rows in 0..{n_rows - 1}, "
                              f"got {pair!r}")
         checked.append((i, j))
-    best: tuple[float, tuple[int, int]] = (-1.0, (0, 0))
-    for i, j in checked:
-        value = exact_epsilon(rows[i], rows[j], delta)
-        if value > best[0]:
-            best = (value, (i, j))
-    return best
+        if slack > 0:
+            _check_pair_terms(2 * len(checked), outputs, "pairs (both orders)")
+    if not checked:
+        raise ValueError("pairs is empty: there is nothing to audit")
+    index = np.array(checked, dtype=np.int64)
+    value, position = _worst_pair(rows, index, slack, 1e-12)
+    return value, checked[position]

@@ -25,6 +25,7 @@ from shuffle_lib._validation import (
     RngLike,
     as_rng,
     check_array,
+    check_bool,
     check_instance,
     check_integer,
     check_real,
@@ -33,6 +34,10 @@ from shuffle_lib._validation import (
 MAX_SYNTHETIC_PEOPLE = 10**7
 """Largest number of people a synthetic generator draws (its arrays then take about 1 GB)."""
 
+MAX_NOISE = 1e90
+"""Largest noise scale of :func:`synthetic_clusters`: a normal draw beyond 40 scales has
+probability below e^-800, so positions stay below 1e92, finite when squared."""
+
 
 @dataclass(frozen=True)
 class PublicPrivateData:
@@ -40,8 +45,17 @@ class PublicPrivateData:
     ``0..n_categories-1`` and, optionally, privileged side information ``t_p`` (``(n,)``) that only
     an attacker has. ``t_p_categorical`` says whether ``t_p`` holds category codes (similar means
     equal) rather than an ordered quantity (similar means close); pass it on to
-    :func:`shuffle_lib.attacks.attack_neighbours`. A plain record, built by the loaders of this
-    module; its fields are not checked here (the attack functions check what they are given)."""
+    :func:`shuffle_lib.attacks.attack_neighbours`. The loaders of this module build it; the fields
+    are checked here all the same (``TypeError`` or ``ValueError`` naming the field): ``t`` finite
+    numbers with ``n >= 1`` rows and at most ``MAX_SYNTHETIC_PEOPLE`` (``10**7``) of them,
+    ``x`` ``n`` integers in ``0..n_categories-1``, ``n_categories`` an integer >= 2, ``t_p``
+    None or ``n`` finite numbers, ``description`` a string, ``t_p_categorical`` a bool (True only
+    with a ``t_p``). ``t``, ``x`` and ``t_p`` are stored as float, int64 and float arrays.
+
+    >>> data = PublicPrivateData(np.array([[0.0], [1.0]]), np.array([0, 1]), 2)
+    >>> data.t.shape, data.x.tolist(), data.t_p is None
+    ((2, 1), [0, 1], True)
+    """
 
     t: np.ndarray
     x: np.ndarray
@@ -50,6 +64,34 @@ class PublicPrivateData:
     description: str = ""
     t_p_categorical: bool = False
 
+    def __post_init__(self) -> None:
+        if isinstance(self.t, np.ndarray) and self.t.ndim and len(self.t) > MAX_SYNTHETIC_PEOPLE:
+            raise ValueError(f"t has {len(self.t)} rows, more than MAX_SYNTHETIC_PEOPLE = "
+                             f"{MAX_SYNTHETIC_PEOPLE}")  # from the shape, before any copy
+        t = check_array(self.t, "t", ndim=2)
+        n = t.shape[0]
+        if n > MAX_SYNTHETIC_PEOPLE or t.shape[1] == 0:
+            raise ValueError(f"t must be an (n, d) array with 1 <= n <= {MAX_SYNTHETIC_PEOPLE} "
+                             f"and d >= 1, got shape {t.shape}")
+        categories = check_integer(self.n_categories, "n_categories", 2)
+        x = check_array(self.x, "x", ndim=1, integer=True, whole_floats=False)
+        if x.shape != (n,) or x.min() < 0 or x.max() >= categories:
+            raise ValueError(f"x must hold one category in 0..n_categories - 1 = "
+                             f"{categories - 1} per row of t ({n}), got shape {x.shape} with "
+                             f"values {x.min()} to {x.max()}")
+        t_p = None if self.t_p is None else check_array(self.t_p, "t_p", ndim=1)
+        if t_p is not None and t_p.shape != (n,):
+            raise ValueError(f"t_p must hold one value per row of t ({n}), got shape "
+                             f"{t_p.shape}")
+        check_instance(self.description, "description", str)
+        if check_bool(self.t_p_categorical, "t_p_categorical") and t_p is None:
+            raise ValueError("t_p_categorical is True but there is no t_p")
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "n_categories", categories)
+        object.__setattr__(self, "t_p", t_p)
+        object.__setattr__(self, "t_p_categorical", bool(self.t_p_categorical))
+
 
 def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> PublicPrivateData:
     r"""The synthetic set of Meehan et al. (2022, Figure 1): 2-D public positions and 8 private
@@ -57,14 +99,16 @@ def synthetic_clusters(n: int, rng: RngLike = None, noise: float = 0.08) -> Publ
     crescents in each, and a light and a dark half along each crescent; label
     :math:`x = 4c + 2m + h` (cluster :math:`c`, crescent :math:`m`, half :math:`h`), so ``x // 4``,
     ``x // 2`` and ``x`` are the 2-, 4- and 8-way classification targets. Positions get Gaussian
-    noise of scale ``noise`` (>= 0). At most ``MAX_SYNTHETIC_PEOPLE`` (``10**7``) people.
+    noise of scale ``noise`` (from 0 to ``MAX_NOISE``, 1e90, so that every position stays finite
+    and within the 1e100 that :mod:`shuffle_lib.dsigma` accepts). At most
+    ``MAX_SYNTHETIC_PEOPLE`` (``10**7``) people.
 
     >>> data = synthetic_clusters(800, rng=0)
     >>> data.t.shape, sorted(set(data.x.tolist())) == list(range(8))
     ((800, 2), True)
     """
     size = check_integer(n, "n", 8, MAX_SYNTHETIC_PEOPLE)
-    noise = check_real(noise, "noise", low=0)
+    noise = check_real(noise, "noise", low=0, high=MAX_NOISE)
     gen = as_rng(rng)
     labels = gen.integers(0, 8, size)
     cluster, crescent, half = labels // 4, (labels // 2) % 2, labels % 2
@@ -178,6 +222,12 @@ def adult_file_bytes(name: str) -> bytes:
     return raw
 
 
+def _check_split(split: str) -> None:
+    check_instance(split, "split", str)
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+
+
 def adult_table(split: str = "train") -> pd.DataFrame:
     """UCI Adult (Becker & Kohavi 1996; extracted from the 1994 US Census) as a table with the
     15 original columns (``ADULT_COLUMNS``): ``"train"`` is ``adult.data`` (32,561 rows, the
@@ -190,8 +240,7 @@ def adult_table(split: str = "train") -> pd.DataFrame:
     >>> table.shape, int((table["income"] == ">50K").sum())
     ((32561, 15), 7841)
     """
-    if split not in ("train", "test", "all"):
-        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+    _check_split(split)
     names = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
     parts = []
     for name in names[split]:
@@ -219,12 +268,13 @@ def adult(split: str = "train", n: int | None = None, rng: RngLike = None) -> Pu
     >>> adult(n=100, rng=0).x.shape
     (100,)
     """
+    _check_split(split)
+    rows = ADULT_ROWS["train"] + ADULT_ROWS["test"] if split == "all" else ADULT_ROWS[split]
+    size = None if n is None else check_integer(n, "n", 2, rows)  # before the files are read
+    gen = as_rng(rng)
     table = adult_table(split)
-    if n is not None:
-        size = check_integer(n, "n", 2)
-        if size > len(table):
-            raise ValueError(f"n must be at most {len(table)} for split {split!r}, got {n}")
-        table = table.iloc[as_rng(rng).choice(len(table), size, replace=False)]
+    if size is not None:
+        table = table.iloc[gen.choice(len(table), size, replace=False)]
     status = pd.Categorical(table["marital_status"], categories=ADULT_MARITAL_STATUS)
     if (status.codes < 0).any():
         raise ValueError("unexpected marital status in the Adult file")
@@ -288,6 +338,7 @@ def massachusetts_1940_households(rng: RngLike = None) -> pd.DataFrame:
     >>> len(homes), int((homes["size"] == 2).sum())
     (1144424, 264331)
     """
+    gen = as_rng(rng)  # checked before the 1,144,424 rows are built
     table = massachusetts_1940_tenure()
     counties = table["county"].to_numpy()
     owned, rented = table["owned"].to_numpy(), table["rented"].to_numpy()
@@ -299,5 +350,5 @@ def massachusetts_1940_households(rng: RngLike = None) -> pd.DataFrame:
         "state": pd.Categorical(np.repeat("MA", county.size)),
         "county": pd.Categorical(county, categories=counties),
         "tenure": pd.Categorical(tenure, categories=["owned", "rented"]),
-        "size": as_rng(rng).permutation(sizes),
+        "size": gen.permutation(sizes),
     })

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 
 from shuffle_lib._validation import check_array, check_real
-from shuffle_lib.accounting.finite import check_distribution_pair, renyi_divergence
+from shuffle_lib.accounting.finite import ALPHA_MAX, check_distribution_pair, renyi_divergence
 
 
 def _records(rows: object, name: str) -> list[tuple]:
@@ -110,9 +110,11 @@ def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1
     so :math:`D_{\text{nor}}^2` is the smallest :math:`\rho` with
     :math:`D_\alpha\le\rho\alpha` for all :math:`\alpha`, and a mechanism is :math:`\rho`-zCDP
     exactly when :math:`D_{\text{nor}}\le\sqrt\rho` on neighbours. Numerical: the supremum over
-    :math:`\alpha\in(1,` ``max_alpha`` :math:`]` is taken on a grid of 400 orders from
-    :math:`1+10^{-6}` (geometric in :math:`\alpha-1`) and refined by a bounded scalar search
-    around the best one; it is a lower estimate, tight to about :math:`10^{-6}` relative on smooth
+    :math:`\alpha\in(1,` ``max_alpha`` :math:`]` (``max_alpha`` at most 1e300, the largest
+    order :func:`shuffle_lib.accounting.finite.renyi_divergence` takes) is taken on a grid of 400
+    orders from :math:`1+\min(10^{-6},` ``max_alpha`` :math:`-1)` (geometric in
+    :math:`\alpha-1`) and refined by a bounded scalar search around the best one; it is a lower
+    estimate, tight to about :math:`10^{-6}` relative on smooth
     cases (tested against the discrete Gaussian's closed form). Rényi divergences from
     :func:`shuffle_lib.accounting.finite.renyi_divergence`. Returns ``inf`` (exactly) when one
     law puts mass where the other has none.
@@ -122,13 +124,13 @@ def normalized_renyi_divergence(p: ArrayLike, q: ArrayLike, max_alpha: float = 1
     """
     first, second = check_distribution_pair(check_array(p, "p", ndim=1),
                                             check_array(q, "q", ndim=1))
-    max_alpha = check_real(max_alpha, "max_alpha", low=1, low_open=True)
+    max_alpha = check_real(max_alpha, "max_alpha", low=1, low_open=True, high=ALPHA_MAX)
 
     def ratio(alpha: float) -> float:
         return max(renyi_divergence(first, second, alpha),
                    renyi_divergence(second, first, alpha)) / alpha
 
-    grid = 1 + np.geomspace(1e-6, max_alpha - 1, 400)
+    grid = 1 + np.geomspace(min(1e-6, max_alpha - 1), max_alpha - 1, 400)  # never past max_alpha
     values = np.array([ratio(a) for a in grid])
     if np.isinf(values).any():
         return math.inf

@@ -40,11 +40,12 @@ from shuffle_lib.permutations import (
     MAX_ITEMS,
     _check_distance,
     _integer_array,
+    _mallows_hamming,
+    _mallows_identity_lehmer,
     check_permutation,
     inverse,
     kendall_tau_distance,
     mallows_log_normalizer,
-    mallows_sample,
     rank_distance,
 )
 
@@ -53,6 +54,7 @@ MAX_TRIALS = 10**5  # the documented limit on the trials of empirical_preservati
 MAX_COORDINATE = 1e100  # the documented limit on public positions: squared distances stay finite
 MAX_PRESERVATION_N = 150  # exact crossing counts: n! must stay far below the float range
 MAX_MOVED = 4000  # hamming_class_count: exact sums over at most this many moved people
+MAX_NEAREST = 4 * 10**6  # groups_nearest: members listed, n * k (2,000 x 2,000 at most)
 
 
 def _check_sequence(value: object, name: str) -> None:
@@ -60,6 +62,16 @@ def _check_sequence(value: object, name: str) -> None:
     if not (isinstance(value, list | tuple) or (isinstance(value, np.ndarray) and value.ndim)):
         raise TypeError(f"{name} must be a list of integer arrays, got {type(value).__name__} "
                         f"{value!r:.80}")
+
+
+def _count_at_most(value: object, name: str, limit: int, what: str) -> None:
+    """``ValueError`` when the sequence or array ``value`` has more than ``limit`` entries along
+    its first axis, read from its length or shape alone (no copy, no pass over the entries), so a
+    documented size limit is enforced before any O(n) work."""
+    length = len(value) if isinstance(value, list | tuple) else (
+        value.shape[0] if isinstance(value, np.ndarray) and value.ndim else None)
+    if length is not None and length > limit:
+        raise ValueError(f"{what} is for n <= {limit}, got {length} entries in {name}")
 
 
 def _group_array(group: ArrayLike, name: str) -> np.ndarray:
@@ -164,26 +176,76 @@ def groups_within_radius(points: ArrayLike, r: ArrayLike) -> Groups:
     return [np.asarray(g, dtype=np.int64) for g in found]
 
 
+def _nearest_rows(arr: np.ndarray, k: int) -> np.ndarray:
+    """``(n, k)`` array: row ``i`` lists the ``k`` people nearest to person ``i`` (``arr`` an
+    ``(n, d)`` array of positions, ``1 <= k <= n``), closest first, the owner ``i`` included.
+
+    People who share a position are one point of the KD-tree: the tree holds the distinct
+    positions (in order of first appearance), each query asks for ``min(k, m)`` of them, and the
+    people at those positions are listed in the order the tree returns the positions, people at
+    one position by increasing index, until ``k`` are listed. A tree over repeated points cannot
+    split them, so a query among ``c`` copies scans all of them: ``n`` people at one position
+    cost :math:`O(n^2)` that way and :math:`O(nk)` this way. Without repeated positions this is
+    the tree's own answer. When the owner is not among the ``k`` people listed for their
+    position (``k`` or more others share it), the row is the owner followed by the first
+    ``k - 1`` of them."""
+    n = arr.shape[0]
+    _, first, location = np.unique(arr, axis=0, return_index=True, return_inverse=True)
+    location = location.reshape(-1)
+    order_of_first = np.argsort(first, kind="stable")  # distinct positions by first appearance
+    relabel = np.empty_like(order_of_first)
+    relabel[order_of_first] = np.arange(order_of_first.size)
+    location = relabel[location]  # ids 0..m-1 in order of first appearance
+    distinct = arr[first[order_of_first]]
+    m = distinct.shape[0]
+    wanted = min(k, m)
+    _, nearest = cKDTree(distinct).query(distinct, k=wanted)
+    nearest = np.asarray(nearest, dtype=np.int64).reshape(m, wanted)
+    counts = np.bincount(location, minlength=m)
+    people = np.argsort(location, kind="stable")  # by position, then by index
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    # how many people each listed position contributes: all of them until k are listed
+    available = np.minimum(counts[nearest], k)
+    before = np.cumsum(available, axis=1) - available
+    taken = np.clip(k - before, 0, available).reshape(-1)
+    block = np.repeat(np.arange(taken.size), taken)
+    offset = np.arange(block.size) - np.repeat(np.cumsum(taken) - taken, taken)
+    listed = people[starts[nearest.reshape(-1)[block]] + offset].reshape(m, k)
+    rows = listed[location]
+    own = np.arange(n)
+    missing = ~(rows == own[:, None]).any(axis=1)
+    rows[missing] = np.column_stack([own[missing], rows[missing, :-1]])
+    return rows
+
+
 def groups_nearest(points: ArrayLike, k: int) -> Groups:
     """Group of person ``i``: the ``k`` people closest to them, themselves included (the
-    fixed-size groups of Meehan et al. 2022, Section 4.2). Ties are broken by the KD-tree's order.
+    fixed-size groups of Meehan et al. 2022, Section 4.2), closest first. Ties: people at equal
+    distance from ``i`` at different positions come in the KD-tree's order, people who share a
+    position by increasing index, and the owner is always in their own group (if ``k`` or more
+    others share their position, the group is the owner and the first ``k - 1`` of them). People
+    who share a position are queried once, so heavy ties cost :math:`O(nk)` rather than the
+    :math:`O(n^2)` of a KD-tree over repeated points. ``n * k`` (the members listed) is at most
+    ``4 * 10**6`` (``MAX_NEAREST``; the KD-tree query costs about a microsecond per member),
+    checked before any work.
 
     >>> [sorted(g.tolist()) for g in groups_nearest([0.0, 0.4, 3.0], 2)]
     [[0, 1], [0, 1], [1, 2]]
+    >>> [g.tolist() for g in groups_nearest([5.0, 5.0, 5.0, 9.0], 2)]
+    [[0, 1], [0, 1], [2, 0], [3, 0]]
     """
-    arr = check_points(points, "points", MAX_COORDINATE)
     size = check_integer(k, "k", 1)
+    rows = points.shape[0] if isinstance(points, np.ndarray) and points.ndim else None
+    if rows is not None and rows * size > MAX_NEAREST:
+        raise ValueError(f"points and k list n * k = {rows} * {size} members, more than "
+                         f"{MAX_NEAREST} (MAX_NEAREST)")
+    arr = check_points(points, "points", MAX_COORDINATE)
     if size > arr.shape[0]:
         raise ValueError(f"k = {size} exceeds the number of people in points ({arr.shape[0]})")
-    _, idx = cKDTree(arr).query(arr, k=size)
-    idx = np.asarray(idx).reshape(arr.shape[0], size)
-    own = np.arange(arr.shape[0])
-    groups = []
-    for i, row in enumerate(idx):  # make sure the owner is present even with duplicate points
-        if not np.any(row == i):
-            row = np.concatenate([[own[i]], row[:-1]])
-        groups.append(row.astype(np.int64))
-    return groups
+    if arr.shape[0] * size > MAX_NEAREST:
+        raise ValueError(f"points and k list n * k = {arr.shape[0]} * {size} members, more than "
+                         f"{MAX_NEAREST} (MAX_NEAREST)")
+    return list(_nearest_rows(arr, size))
 
 
 def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
@@ -413,10 +475,26 @@ def _all_permutations(n: int) -> np.ndarray:
     return np.array(list(itertools.permutations(range(n))), dtype=np.int64)
 
 
+def _inversions_of_rows(rows: np.ndarray) -> np.ndarray:
+    """Number of pairs i < j with rows[:, i] > rows[:, j], for every row at once (small n)."""
+    upper = np.triu(np.ones((rows.shape[1], rows.shape[1]), dtype=bool), 1)
+    return ((rows[:, :, None] > rows[:, None, :]) & upper).sum(axis=(1, 2))
+
+
+def _distances_of_orders(reference: np.ndarray, orders: np.ndarray, distance: str) -> np.ndarray:
+    """d(order[reference], reference) for every release order (a row of ``orders``), all at once:
+    Kendall's tau is the number of inversions of ``inverse(reference)[order[reference]]`` (as in
+    :func:`~shuffle_lib.permutations.kendall_tau_distance`), Hamming the number of entries an
+    order moves."""
+    if distance == "hamming":
+        return (orders != np.arange(orders.shape[1])).sum(axis=1)
+    return _inversions_of_rows(inverse(reference)[orders[:, reference]])
+
+
 def _log_weights_of_orders(reference: np.ndarray, orders: np.ndarray, distance: str) -> np.ndarray:
     """-d(order[reference], reference) for every release order (the unnormalized log-probability
-    per unit theta), by brute force."""
-    return -np.array([rank_distance(o[reference], reference, distance) for o in orders], float)
+    per unit theta)."""
+    return -_distances_of_orders(reference, orders, distance).astype(float)
 
 
 def _lexicographic_codes(perms: np.ndarray) -> np.ndarray:
@@ -436,6 +514,8 @@ def sensitivity_brute_force(reference: ArrayLike, groups: list[ArrayLike],
     >>> sensitivity_brute_force([0, 1, 2], [[0, 1], [1, 0], [2]])
     1.0
     """
+    _count_at_most(reference, "reference", 8, "brute force")
+    _count_at_most(groups, "groups", 8, "brute force")
     ref = check_permutation(reference, "reference")
     if ref.size > 8:
         raise ValueError(f"brute force is for n <= 8, got n = {ref.size} entries in reference")
@@ -483,6 +563,7 @@ class DSigmaMechanism:
     distance: str = "kendall"
     reference: ArrayLike | None = None
     _checked: Groups = field(init=False, repr=False, compare=False)
+    _ranks: np.ndarray = field(init=False, repr=False, compare=False)
     _width: int = field(init=False, repr=False, compare=False)
     _delta: float = field(init=False, repr=False, compare=False)
 
@@ -497,6 +578,7 @@ class DSigmaMechanism:
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "reference", ref)
         object.__setattr__(self, "_checked", checked)
+        object.__setattr__(self, "_ranks", inverse(ref))
         # computed once: every draw needs theta, and the widths cost a pass over all groups
         width = max_width(ref, checked)
         object.__setattr__(self, "_width", width)
@@ -547,8 +629,13 @@ class DSigmaMechanism:
         gen = as_rng(rng)
         if math.isinf(self.theta):
             return np.arange(self.n)
-        drawn = mallows_sample(self.n, self.theta, self.reference, self.distance, rng=gen)
-        return output_order(self.reference, drawn)
+        # mallows_sample(n, theta, reference, distance, rng=gen) and output_order(reference,
+        # drawn) without validating again what __post_init__ checked: the same draws from gen
+        if self.distance == "hamming":
+            drawn = _mallows_hamming(self.reference, self.theta, gen)
+        else:
+            drawn = self.reference[_mallows_identity_lehmer(self.n, self.theta, gen)]
+        return drawn[self._ranks]
 
     def shuffle(self, y: ArrayLike, rng: RngLike = None) -> tuple[np.ndarray, np.ndarray]:
         """Algorithm 1: returns ``(z, o)`` with ``z = y[o]``. The reports ``y`` (one per person,
@@ -614,7 +701,9 @@ def reidentification_odds_bound(eps: float, alpha: float, group_size: int, k: in
     rearrangement :math:`\rho` of one group's members, as the Mallows mechanism does
     (:math:`\alpha`-d_sigma privacy of the output alone is not enough, nor are different
     randomizers). Returns that factor; the winning probability is then at most
-    :math:`1/(1+\text{factor})`.
+    :math:`1/(1+\text{factor})`. Computed in log space, so any ``group_size`` is accepted (a
+    Python integer beyond the float range too); a factor beyond the float range is returned as
+    the largest float, still a lower bound.
 
     >>> round(reidentification_odds_bound(0.2, 0.0, 100, 5), 4)  # 19 e^{-2}
     2.5714
@@ -623,24 +712,35 @@ def reidentification_odds_bound(eps: float, alpha: float, group_size: int, k: in
     alpha_val = check_real(alpha, "alpha", low=0.0)
     r = check_integer(group_size, "group_size", 1)
     size = check_integer(k, "k", 1)
-    if not size < r / 2:
+    if not 2 * size < r:  # in integers: r / 2 overflows a float for a huge r
         raise ValueError(f"the bound needs k < r / 2 with r = group_size, got k = {size}, "
                          f"group_size = {r}")
-    return float((r - size) // size * math.exp(-(2 * size * eps_val + alpha_val)))
+    blocks = (r - size) // size
+    exponent = 2 * size * eps_val + alpha_val
+    if blocks < 2**1000 and exponent < 700:  # both factors are floats: the product as written
+        return float(blocks * math.exp(-exponent))
+    log_factor = math.log(blocks) - exponent
+    return math.exp(min(log_factor, math.log(np.finfo(float).max)))
 
 
 def _worst_change(values: np.ndarray, orders: np.ndarray, groups: Groups) -> float:
     """max over release orders o, groups G and rearrangements rho of G's reports of
-    values[o] - values[rho o] (orders lists every permutation, in lexicographic order)."""
+    values[o] - values[rho o] (orders lists every permutation). The orders ``rho o`` are exactly
+    the orders that agree with ``o`` wherever ``o`` holds somebody outside G (an orbit), so the
+    largest change over one group is the largest spread, max - min, of ``values`` over an orbit:
+    one sort per group instead of one pass per rearrangement (``|G|!`` of them)."""
     worst = 0.0
-    n = orders.shape[1]
-    codes = _lexicographic_codes(orders)
     for group in {tuple(sorted(g.tolist())) for g in groups}:
-        for rearranged in itertools.permutations(group):
-            relabel = np.arange(n)
-            relabel[list(group)] = rearranged
-            partner = np.searchsorted(codes, _lexicographic_codes(relabel[orders]))
-            worst = max(worst, float(np.max(values - values[partner])))
+        if len(group) < 2:
+            continue
+        n = orders.shape[1]
+        key = np.where(np.isin(orders, group), n, orders)  # the entries rho cannot change
+        code = key @ ((n + 1) ** np.arange(n, dtype=np.int64))  # n <= 8: fits int64
+        order = np.argsort(code, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(code[order]) != 0])
+        spread = (np.maximum.reduceat(values[order], starts)
+                  - np.minimum.reduceat(values[order], starts))
+        worst = max(worst, float(np.max(spread)))
     return worst
 
 
@@ -696,6 +796,11 @@ def kendall_neighbour_changes(reference: ArrayLike, orders: ArrayLike,
     >>> int(before[0]), int(after[0]), np.argwhere(changed[0]).tolist()
     (4, 5, [[0, 1]])
     """
+    if isinstance(reference, np.ndarray) and reference.ndim == 1:
+        given = orders.shape[0] if isinstance(orders, np.ndarray) and orders.ndim == 2 else 1
+        if given * reference.size ** 2 > MAX_ITEMS:  # from the shapes, before any copy
+            raise ValueError(f"len(orders) * n * n must be at most {MAX_ITEMS}, got {given} "
+                             f"orders and a reference of n = {reference.size} entries")
     ref = check_permutation(reference, "reference")
     rho = check_permutation(relabel, "relabel")
     rows = np.atleast_2d(_integer_array(orders, "orders", ndim=None))
@@ -755,12 +860,15 @@ def exhaustive_privacy_loss(mechanism: DSigmaMechanism,
     orders = _all_permutations(mechanism.n)
     if reading == "positions" and mechanism.distance == "kendall" and not math.isinf(
             mechanism.theta):
-        ref = mechanism.reference
+        # kendall_tau_positions(o[ref], ref) is the number of inversions of o itself
         log_norm = mallows_log_normalizer(mechanism.n, mechanism.theta, "kendall")
-        log_probs = np.array([-mechanism.theta * kendall_tau_positions(o[ref], ref) - log_norm
-                              for o in orders])
-    else:
-        log_probs = np.array([mechanism.permutation_log_prob(o) for o in orders])
+        log_probs = -mechanism.theta * _inversions_of_rows(orders) - log_norm
+    elif math.isinf(mechanism.theta):
+        log_probs = np.where((orders == np.arange(mechanism.n)).all(axis=1), 0.0, -np.inf)
+    else:  # permutation_log_prob of every order at once
+        log_norm = mallows_log_normalizer(mechanism.n, mechanism.theta, mechanism.distance)
+        log_probs = -mechanism.theta * _distances_of_orders(
+            mechanism.reference, orders, mechanism.distance) - log_norm
     if np.isinf(log_probs).any():  # no shuffling: the release order is fixed
         return 0.0 if all(g.size == 1 for g in checked) else math.inf
     return _worst_change(log_probs, orders, checked)
@@ -804,8 +912,9 @@ def empirical_preservation(mechanism: DSigmaMechanism, subset: ArrayLike, delta:
     1.0
     """
     check_instance(mechanism, "mechanism", DSigmaMechanism)
+    count, d = _check_trials(mechanism, delta, trials)
     members = _check_subset(subset, mechanism.n)
-    return _preservation_quantiles(mechanism, [members], delta, trials, rng)[0]
+    return _preservation_quantiles(mechanism, [members], d, count, rng)[0]
 
 
 def empirical_preservation_of_subsets(mechanism: DSigmaMechanism, subsets: list[ArrayLike],
@@ -820,21 +929,33 @@ def empirical_preservation_of_subsets(mechanism: DSigmaMechanism, subsets: list[
     [1.0, 1.0]
     """
     check_instance(mechanism, "mechanism", DSigmaMechanism)
+    count, d = _check_trials(mechanism, delta, trials)
     _check_sequence(subsets, "subsets")
     members = [_check_subset(s, mechanism.n, f"subsets[{i}]") for i, s in enumerate(subsets)]
-    return _preservation_quantiles(mechanism, members, delta, trials, rng)
+    return _preservation_quantiles(mechanism, members, d, count, rng)
+
+
+def _check_trials(mechanism: DSigmaMechanism, delta: float, trials: int) -> tuple[int, float]:
+    """``trials`` (at most ``MAX_TRIALS`` and ``MAX_ITEMS // n``) and ``delta`` in [0, 1),
+    checked before the subsets are read."""
+    count = check_integer(trials, "trials", 1, min(MAX_TRIALS, MAX_ITEMS // mechanism.n))
+    return count, check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
 
 
 def _preservation_quantiles(mechanism: DSigmaMechanism, members: list[np.ndarray],
-                            delta: float, trials: int, rng: RngLike) -> list[float]:
-    """The estimate of :func:`empirical_preservation` for each checked subset."""
-    count = check_integer(trials, "trials", 1, min(MAX_TRIALS, MAX_ITEMS // mechanism.n))
-    d = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
+                            d: float, count: int, rng: RngLike) -> list[float]:
+    """The estimate of :func:`empirical_preservation` for each checked subset (checked
+    ``d`` and ``count``): the kept fractions of all release orders at once, as a table."""
     gen = as_rng(rng)
-    orders = [mechanism.sample_permutation(gen) for _ in range(count)]
+    orders = np.stack([mechanism.sample_permutation(gen) for _ in range(count)])
     needed = math.ceil((1 - d) * count)  # trials that must reach eta
-    return [float(np.sort([_kept_fraction(order, m) for order in orders])[count - needed])
-            for m in members]
+    estimates = []
+    for m in members:
+        inside = np.zeros(mechanism.n, dtype=bool)
+        inside[m] = True
+        kept = inside[orders[:, m]].mean(axis=1)  # _kept_fraction of every order
+        estimates.append(float(np.sort(kept)[count - needed]))
+    return estimates
 
 
 def hamming_crossing_counts(n: int, subset_size: int) -> np.ndarray:
@@ -933,6 +1054,7 @@ def optimal_width_brute_force(groups: list[ArrayLike]) -> tuple[int, np.ndarray]
     >>> optimal_width_brute_force([[0, 3], [1, 2], [2, 1], [3, 0]])[0]
     1
     """
+    _count_at_most(groups, "groups", 9, "brute force")
     checked = check_groups(groups)
     n = len(checked)
     if n > 9:
@@ -1002,10 +1124,9 @@ def groups_with_known_width(n: int, width: int, placement: str = "centred",
         low, high = np.maximum(rank - w, 0), np.minimum(rank, size - 1 - w)
         start = low + np.floor(gen.random(size) * (high - low + 1)).astype(np.int64)
     runs = gen.permuted(hidden[start[:, None] + np.arange(w + 1)[None, :]], axis=1)
-    groups: Groups = [np.empty(0, dtype=np.int64)] * size
-    for k in range(size):
-        groups[hidden[k]] = runs[k].astype(np.int64)
-    return groups, hidden
+    owner_rank = np.empty_like(hidden)
+    owner_rank[hidden] = np.arange(size)  # person hidden[k] owns run k
+    return list(runs.astype(np.int64)[owner_rank]), hidden
 
 
 def hamming_decomposition(reference: ArrayLike, sampled: ArrayLike,

@@ -65,7 +65,13 @@ def all_sequences(n: int, k: int) -> np.ndarray:
     if n_val > MAX_CELLS or _too_many(k_val, n_val):
         raise ValueError(f"k^n = {k_val}^{n_val} sequences are too many to enumerate (limit "
                          f"MAX_CELLS = {MAX_CELLS}; k = {k_val}, n = {n_val})")
-    return np.array(list(itertools.product(range(k_val), repeat=n_val)), dtype=np.int64)
+    if k_val == 1:
+        return np.zeros((1, n_val), dtype=np.int64)
+    index = np.arange(k_val**n_val, dtype=np.int64)  # row r is r written in base k
+    out = np.empty((index.size, n_val), dtype=np.int64)
+    for digit in range(n_val - 1, -1, -1):  # n <= 22 here: a loop over digits, not sequences
+        index, out[:, digit] = np.divmod(index, k_val)
+    return out
 
 
 def all_orders(n: int) -> np.ndarray:
@@ -125,7 +131,10 @@ def _check_prior_and_likelihood(
 
 def _check_order_probs(order_probs: ArrayLike, name: str = "order_probs"
                        ) -> tuple[np.ndarray, int]:
-    """A law over the ``n!`` release orders; returns it with ``n``."""
+    """A law over the ``n!`` release orders; returns it with ``n``. More than ``8!`` entries are
+    refused from the shape alone, before any copy."""
+    if isinstance(order_probs, np.ndarray) and order_probs.size > math.factorial(8):
+        raise ValueError(f"{name} must list n! probabilities (n <= 8), got {order_probs.shape}")
     probs = check_array(order_probs, name)
     n = next((m for m in range(1, 9) if math.factorial(m) == probs.size), None)
     if probs.ndim != 1 or n is None:
@@ -443,6 +452,10 @@ def arrangement_loss(order_probs: ArrayLike, m: int, group: ArrayLike) -> float:
 # --------------------------------------------------------------------------- re-identification
 
 
+MAX_REIDENTIFIED = 1000  # blind_reidentification_success: targets k (exact integer sums)
+MAX_GROUP = 10**15  # blind_reidentification_success: group size r (the integers' length)
+
+
 def blind_reidentification_success(group_size: int, k: int) -> float:
     r"""Success of the re-identification adversary of Meehan et al. 2022, Theorem 4.2 when it has
     nothing to go on: the reports of a group of :math:`r` people are uniformly shuffled among the
@@ -452,11 +465,14 @@ def blind_reidentification_success(group_size: int, k: int) -> float:
 
     .. math:: \sum_{j>k/2}\binom kj\binom{r-k}{k-j}\Big/\binom rk .
 
+    Exact integer sums: ``k`` at most 1000 (``MAX_REIDENTIFIED``) and ``group_size`` at most
+    ``10**15`` (``MAX_GROUP``), where a call takes about a second; both are checked first.
+
     >>> blind_reidentification_success(100, 1)
     0.01
     """
-    r = check_integer(group_size, "group_size", 1)
-    size = check_integer(k, "k", 1)
+    r = check_integer(group_size, "group_size", 1, MAX_GROUP)
+    size = check_integer(k, "k", 1, MAX_REIDENTIFIED)
     if size > r:
         raise ValueError(f"k must be at most the group size {r}, got {size}")
     wins = sum(math.comb(size, j) * math.comb(r - size, size - j)
@@ -486,7 +502,7 @@ def reidentification_alpha_threshold(eps: float, group_size: int, k: int,
     eps_val = float(check_epsilon(eps))
     r = check_integer(group_size, "group_size", 1)
     size = check_integer(k, "k", 1)
-    if not size < r / 2:
+    if not 2 * size < r:  # in integers: r / 2 overflows a float for a huge r
         raise ValueError(f"Theorem 4.2 needs k < r / 2 (r = group_size), got k = {size}, "
                          f"group_size = {r}")
     lev = check_real(level, "level", low=0, high=1, low_open=True, high_open=True)
@@ -569,11 +585,13 @@ def assignment_likelihood(order_probs: ArrayLike) -> np.ndarray:
         raise ValueError(f"order_probs is a law on {n}! orders: the {n}! x {n}! matrix is too "
                          f"large to enumerate (limit MAX_CELLS = {MAX_CELLS})")
     orders = all_orders(n)
-    index = {tuple(o): row for row, o in enumerate(orders.tolist())}
-    out = np.zeros((len(orders), len(orders)))
-    for row, sigma in enumerate(orders):
-        for order, p in zip(orders, probs, strict=True):
-            out[row, index[tuple(sigma[order].tolist())]] += p
+    m = len(orders)
+    weights = n ** np.arange(n - 1, -1, -1, dtype=np.int64)  # base-n codes grow in lex order
+    released = orders[np.arange(m)[:, None, None], orders[None, :, :]]  # sigma[o], every pair
+    column = np.searchsorted(orders @ weights, released @ weights)
+    out = np.zeros((m, m))
+    # for each sigma, o -> sigma[o] is one-to-one: every release gets exactly one order's mass
+    out[np.arange(m)[:, None], column] = probs[None, :]
     return out
 
 

@@ -89,10 +89,14 @@ def _check_data(features: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.
     return x, y
 
 
-def _check_model(weights: ArrayLike, features: ArrayLike, labels: ArrayLike | None = None
+_NO_LABELS = object()
+
+
+def _check_model(weights: ArrayLike, features: ArrayLike, labels: object = _NO_LABELS
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Weights ``(d + 1, k)`` matching ``(m, d)`` features, and labels below ``k`` if given."""
-    if labels is None:
+    """Weights ``(d + 1, k)`` matching ``(m, d)`` features, and labels below ``k`` when the
+    caller takes labels (``None`` passed as labels is refused by :func:`_check_data`)."""
+    if labels is _NO_LABELS:
         x, y = check_array(features, "features", ndim=2), None
     else:
         x, y = _check_data(features, labels)
@@ -179,17 +183,30 @@ def per_record_gradients(weights: np.ndarray, features: np.ndarray, labels: np.n
 
 
 def _clip_rows(gradients: np.ndarray, clip: float) -> np.ndarray:
-    """:func:`clip_rows` on checked arguments. A row whose squared norm overflows is rescaled by
-    its largest entry first, so its norm stays exact (other rows are computed as before)."""
+    """:func:`clip_rows` on checked arguments. A row whose squared norm overflows, or is so small
+    that its squares lose digits to underflow (norm below 1e-150), is rescaled by its largest
+    entry first, so its norm stays exact; a row whose norm exceeds ``clip`` by more than 1e300 is
+    divided by its norm before the multiplication by ``clip`` (other rows are computed as
+    before)."""
     axes = tuple(range(1, gradients.ndim))
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         norms = np.sqrt((gradients**2).sum(axis=axes))
     big = np.isinf(norms)
+    small = norms < 1e-150
+    if small.any():  # a zero row stays zero; a tiny non-zero one is rescaled
+        big |= small & (np.abs(gradients) > 0).any(axis=axes)
     if big.any():
         top = np.abs(gradients[big]).max(axis=axes, keepdims=True)
         norms[big] = top.reshape(-1) * np.sqrt(((gradients[big] / top) ** 2).sum(axis=axes))
-    factor = 1.0 / np.maximum(1.0, norms / clip)
-    return gradients * factor.reshape((-1,) + (1,) * (gradients.ndim - 1))
+    shape = (-1,) + (1,) * (gradients.ndim - 1)
+    with np.errstate(over="ignore"):
+        ratio = norms / clip
+    factor = 1.0 / np.maximum(1.0, ratio)
+    clipped = gradients * factor.reshape(shape)
+    far = ratio > 1e300  # 1 / ratio would lose digits or be 0: divide by the norm first
+    if far.any():
+        clipped[far] = gradients[far] / norms[far].reshape(shape) * clip
+    return clipped
 
 
 def clip_rows(gradients: np.ndarray, clip: float) -> np.ndarray:
@@ -213,7 +230,9 @@ def client_noise_scales(
     (:func:`shuffle_lib.gaussian_sigma <shuffle_lib.randomizers.gaussian_sigma>`, ``"analytic"``)
     for sensitivity :math:`2C/m` (replacing
     one of the :math:`m` per-record gradients, each of norm at most :math:`C`, moves their mean by
-    at most :math:`2C/m`). GSPA, Algorithm 3, line 7, with the calibration corrected.
+    at most :math:`2C/m`). GSPA, Algorithm 3, line 7, with the calibration corrected. Each
+    distinct ``(eps, delta)`` pair is calibrated once (a root search of about a millisecond), so
+    the cost grows with the number of distinct levels, not of clients.
 
     >>> bool(client_noise_scales([0.5], 1e-5, 2.0, 10)[0] < gaussian_sigma(0.5, 1e-5, 0.4))
     True
@@ -223,9 +242,16 @@ def client_noise_scales(
         raise ValueError(f"eps must be a scalar or a 1-D array, one per client, got shape "
                          f"{eps_arr.shape}")
     delta_arr = broadcast_per_user(check_delta(delta, allow_zero=False), eps_arr.shape, "delta")
-    sensitivity = 2 * check_positive(clip, "clip") / check_integer(batch_size, "batch_size", 1)
-    return np.array([gaussian_sigma(e, d, float(sensitivity), "analytic")
-                     for e, d in zip(eps_arr, delta_arr, strict=True)])
+    sensitivity = float(2 * check_positive(clip, "clip")
+                        / check_integer(batch_size, "batch_size", 1))
+    if not 0 < sensitivity < np.inf:
+        raise ValueError(f"2 * clip / batch_size must be a positive float, got clip = {clip!r}, "
+                         f"batch_size = {batch_size!r}")
+    # one calibration per distinct (eps, delta): each is a root search
+    levels, inverse = np.unique(np.stack([eps_arr, delta_arr]), axis=1, return_inverse=True)
+    sigmas = np.array([gaussian_sigma(float(e), float(d), sensitivity, "analytic")
+                       for e, d in levels.T])
+    return sigmas[inverse.reshape(-1)]
 
 
 def shuffled_personalized_sgd(

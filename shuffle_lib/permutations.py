@@ -372,6 +372,8 @@ def mallows_sample(
     """
     count = _check_items(n)
     value = _check_theta(theta)
+    if isinstance(reference, np.ndarray) and reference.ndim == 1 and reference.size != count:
+        raise ValueError(f"reference has {reference.size} items, expected n = {count}")  # shape
     ref = np.arange(count) if reference is None else check_permutation(reference, "reference")
     if ref.size != count:
         raise ValueError(f"reference has {ref.size} items, expected n = {count}")

@@ -74,6 +74,7 @@ from shuffle_lib.randomizers import k_randomized_response, krr_channel
 MAX_PANELS = 64  # panels of one panel_grid figure (64 take about half a second)
 MAX_FIGURE_INCHES = 200.0  # per side: inside the renderers' 2^16-pixel limit up to 300 dpi
 MAX_BINS = 10_000  # bins of one histogram (also the integers a discrete histogram spans)
+BAR_BINS_MAX = 1_000  # plot_histograms draws bars up to this many bins, filled outlines beyond
 
 # --- The book's style -------------------------------------------------------------------------
 
@@ -135,6 +136,12 @@ def _values(value: object, name: str, ndim: int = 1, finite: bool = False) -> np
     strings, bools, None or objects); NaN and infinities are kept (matplotlib leaves a gap there)
     unless ``finite``."""
     return check_array(value, name, ndim=ndim, finite=finite, allow_nan=not finite)
+
+def _unit_values(value: object, name: str) -> np.ndarray:
+    """``value`` as a non-empty 1-D float array of probabilities: entries in [0, 1] or NaN (a gap);
+    ``ValueError`` naming ``name`` for anything off the unit interval, infinities included."""
+    return check_array(value, name, ndim=1, finite=False, allow_nan=True, low=0.0, high=1.0)
+
 
 def _check_text(value: object, name: str, optional: bool = False) -> None:
     if not (optional and value is None):
@@ -327,14 +334,16 @@ def plot_tradeoff_curves(
 ) -> Figure:
     r"""Trade-off curves :math:`\beta = f(\alpha)` on the unit square, each with its own marker, and
     the dashed grey line :math:`\beta = 1-\alpha` (perfect privacy: no test beats guessing) for
-    reference.
+    reference. ``alpha`` and every curve are error probabilities: entries in [0, 1] (NaN leaves a
+    gap), since the axes show exactly the unit square; anything outside, infinities included, is
+    refused with a ``ValueError`` naming the argument.
 
     >>> fig = plot_tradeoff_curves([0.0, 1.0], {"f": [1.0, 0.0]})
     >>> fig.axes[0].get_ylabel()
     'type II error $\\beta$'
     """
-    alpha_arr = _values(alpha, "alpha")
-    betas = {label: _values(beta, f"curves[{label!r}]")
+    alpha_arr = _unit_values(alpha, "alpha")
+    betas = {label: _unit_values(beta, f"curves[{label!r}]")
              for label, beta in _check_mapping(curves, "curves").items()}
     for label, beta in betas.items():
         if beta.shape != alpha_arr.shape:
@@ -369,7 +378,9 @@ def plot_histograms(
     """Overlaid density histograms of several samples on common bins (one bin per integer when
     ``discrete``, ignoring ``bins``), each with its own colour and hatch (``HATCHES``). Samples
     are finite numbers; at most ``MAX_BINS`` (10,000) bins, also for the integers a discrete
-    histogram spans.
+    histogram spans. Up to ``BAR_BINS_MAX`` (1,000) bins each bin is a bar; beyond, each sample
+    is one filled outline of the same heights (one bar per bin is a matplotlib patch each, about
+    ten times slower to build and draw: 2,000 bars took 25 s against 2.6 s on a loaded machine).
 
     >>> fig = plot_histograms({"a": [0.0, 1.0]}, xlabel="output")
     >>> fig.axes[0].get_ylabel()
@@ -395,7 +406,8 @@ def plot_histograms(
     fig, axes = _figure_and_axes(ax, (6.0, 3.6))
     for index, (label, values) in enumerate(arrays.items()):
         axes.hist(values, bins=edges, density=True, alpha=0.5, label=label,
-                  hatch=HATCHES[index % len(HATCHES)])
+                  hatch=HATCHES[index % len(HATCHES)],
+                  histtype="bar" if edges.size - 1 <= BAR_BINS_MAX else "stepfilled")
     axes.set_xlabel(xlabel)
     axes.set_ylabel("density")
     if title:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit
+from scipy.special import expit, log_expit, logsumexp
 
 from shuffle_lib._numerics import scalar_or_array
 from shuffle_lib._validation import (
@@ -101,8 +101,24 @@ def laplace_mechanism(
     """
     x_arr = check_array(x, "x")
     eps_arr = broadcast_per_user(check_epsilon(eps, positive=True), x_arr.shape, "eps")
-    scale = check_positive(sensitivity, "sensitivity") / eps_arr
-    return x_arr + as_rng(rng).laplace(0.0, 1.0, size=x_arr.shape) * scale
+    with np.errstate(over="ignore"):
+        scale = check_positive(sensitivity, "sensitivity") / eps_arr
+    if not np.isfinite(scale).all():
+        raise ValueError(f"sensitivity / eps overflows: the noise scale exceeds the largest float "
+                         f"(sensitivity = {sensitivity!r}, smallest eps = {eps_arr.min()!r})")
+    with np.errstate(over="ignore"):
+        noise = as_rng(rng).laplace(0.0, 1.0, size=x_arr.shape) * scale
+    return _noisy(x_arr, noise)
+
+
+def _noisy(x_arr: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """``x + noise``, or a ``ValueError`` if a released value overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        released = x_arr + noise
+    if not np.isfinite(released).all():
+        raise ValueError("x plus the noise overflows the float range: x or the noise scale is "
+                         "too large")
+    return released
 
 
 def gaussian_sigma(
@@ -123,6 +139,9 @@ def gaussian_sigma(
     >>> round(gaussian_sigma(0.5, 1e-5), 4)
     9.6896
     """
+    if not isinstance(calibration, str):
+        raise TypeError(f"calibration must be a str, one of {CALIBRATIONS}, got "
+                        f"{calibration!r:.80}")
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     eps_val = float(check_epsilon(eps, positive=True))
@@ -134,11 +153,17 @@ def gaussian_sigma(
                 f"the classic Gaussian calibration is proved only for eps < 1, got eps={eps_val}; "
                 "use calibration='analytic'"
             )
-        return float(sens * np.sqrt(2 * np.log(1.25 / delta_val)) / eps_val)
-    mu = float(gdp_mu(eps_val, delta_val))
-    sigma = sens / mu
-    while sens / sigma > mu:  # the division rounds to nearest: step to the safe side
-        sigma = float(np.nextafter(sigma, np.inf))
+        with np.errstate(over="ignore"):
+            sigma = float(sens * np.sqrt(2 * np.log(1.25 / delta_val)) / eps_val)
+    else:
+        mu = float(gdp_mu(eps_val, delta_val))
+        with np.errstate(over="ignore"):
+            sigma = sens / mu
+        while np.isfinite(sigma) and sens / sigma > mu:  # rounded to nearest: step to safe side
+            sigma = float(np.nextafter(sigma, np.inf))
+    if not np.isfinite(sigma):
+        raise ValueError(f"the noise scale overflows the float range: sensitivity = "
+                         f"{sensitivity!r} is too large for eps = {eps!r}, delta = {delta!r}")
     return sigma
 
 
@@ -169,7 +194,9 @@ def gaussian_mechanism(
         pairs, inverse = np.unique(np.stack([eps_arr, delta_arr]), axis=1, return_inverse=True)
         sigmas = np.array([gaussian_sigma(e, d, sensitivity, calibration) for e, d in pairs.T])
         sigma = sigmas[inverse.ravel()].reshape(x_arr.shape)
-    return x_arr + as_rng(rng).standard_normal(x_arr.shape) * sigma
+    with np.errstate(over="ignore", invalid="ignore"):
+        noise = as_rng(rng).standard_normal(x_arr.shape) * sigma
+    return _noisy(x_arr, noise)
 
 
 def rr_frequency_estimate(reports: ArrayLike, eps: ArrayLike) -> float:
@@ -181,20 +208,28 @@ def rr_frequency_estimate(reports: ArrayLike, eps: ArrayLike) -> float:
     common eps this is exactly the fraction of ones; with personalized eps it is a weighted
     fraction, unbiased for :math:`c` when the bits are drawn Bernoulli(:math:`c`) independently of
     the eps values (the setting of GSPA). The variance with one eps is in
-    :func:`rr_estimate_std`. Needs some :math:`\varepsilon_i>0` large enough that
-    :math:`\sum_i(1-2q_i)` does not round to 0 (any :math:`\varepsilon_i` above about 1e-16).
+    :func:`rr_estimate_std`. Computed without cancellation at small levels as
+    :math:`z=\tfrac12+(n_1-n_0)/(2D)` with :math:`D=\sum_i(1-2q_i)=\sum_i\tanh(\varepsilon_i/2)`
+    (:math:`n_1, n_0` the numbers of reported ones and zeros; the same :math:`z`, since
+    :math:`A-B=(n_1-n_0)/2+D/2`). It needs some :math:`\varepsilon_i>0`; an estimate so large
+    that it overflows (every level below about 1e-308) raises ``ValueError``.
 
     >>> rr_frequency_estimate([1, 1, 0, 1], eps=50.0)
     0.75
     """
     reports_arr = check_categories(reports, 2, name="reports")
     eps_arr = broadcast_per_user(check_epsilon(eps), reports_arr.shape, "eps")
-    flip = expit(-eps_arr)
-    denominator = float(np.sum(1.0 - 2.0 * flip))
+    denominator = float(np.sum(np.tanh(eps_arr / 2)))  # sum of 1 - 2 q_i, no cancellation
     if denominator <= 0:
-        raise ValueError(f"every eps is 0 (or below about 1e-16), got {eps!r}: randomized "
-                         "response reports carry no information")
-    return float((np.sum(reports_arr) - np.sum(flip)) / denominator)
+        raise ValueError(f"every eps is 0, got {eps!r}: randomized response reports carry no "
+                         "information")
+    # A - B = sum (y_i - 1/2) + sum (1/2 - q_i) = (ones - zeros) / 2 + denominator / 2
+    surplus = 2 * int(np.count_nonzero(reports_arr)) - reports_arr.size
+    with np.errstate(over="ignore"):
+        estimate = 0.5 + surplus / (2 * denominator)
+    if not np.isfinite(estimate):
+        raise ValueError(f"eps is too small: the estimate overflows, got {eps!r}")
+    return estimate
 
 
 def rr_estimate_std(n: int, eps: ArrayLike) -> np.ndarray | float:
@@ -255,9 +290,17 @@ def laplace_mean_std(n: int, eps: ArrayLike, sensitivity: float = 1.0) -> np.nda
     >>> round(laplace_mean_std(100, 1.0), 6)
     0.141421
     """
-    check_integer(n, "n", 1)
+    users = check_integer(n, "n", 1)
     eps_arr = check_epsilon(eps, positive=True)
-    result = np.sqrt(2.0 / n) * float(check_positive(sensitivity, "sensitivity")) / eps_arr
+    sens = float(check_positive(sensitivity, "sensitivity"))
+    with np.errstate(over="ignore", under="ignore"):
+        result = np.sqrt(2.0 / users) * sens / eps_arr
+        # where an intermediate product overflows but the answer does not: in logarithms
+        logged = np.exp(0.5 * (np.log(2.0) - np.log(float(users))) + np.log(sens) - np.log(eps_arr))
+    result = np.where(np.isfinite(result), result, logged)
+    if not np.isfinite(result).all():
+        raise ValueError(f"the standard deviation overflows the float range: sensitivity = "
+                         f"{sensitivity!r} is too large for eps = {eps!r}")
     return scalar_or_array(result)
 
 
@@ -265,25 +308,44 @@ def personalized_rr_estimate_std(eps: ArrayLike) -> float:
     r"""Standard deviation of :func:`rr_frequency_estimate` for users running randomized response
     at their own levels :math:`\varepsilon_i` (GSPA, Algorithm 2), on any fixed dataset: each
     report has variance :math:`q_i(1-q_i)` whatever its input, :math:`q_i=1/(1+e^{\varepsilon_i})`,
-    so :math:`\mathrm{sd}(z)=\sqrt{\sum_i q_i(1-q_i)}/\sum_i(1-2q_i)`.
+    so :math:`\mathrm{sd}(z)=\sqrt{\sum_i q_i(1-q_i)}/\sum_i(1-2q_i)`. Computed in logarithms
+    (:math:`\ln q_i(1-q_i)` by ``log_expit``, summed by log-sum-exp; :math:`1-2q_i=
+    \tanh(\varepsilon_i/2)`), so a level above 745, where :math:`q_i` underflows but the answer
+    (about :math:`e^{-\varepsilon/2}`) does not, keeps its value; a result beyond the float range
+    (every level below about 1e-308) raises ``ValueError``.
 
     >>> bool(np.isclose(personalized_rr_estimate_std(np.full(100, 1.0)), rr_estimate_std(100, 1.0)))
     True
     """
     eps_arr = np.atleast_1d(check_epsilon(eps, positive=True))
-    flip = expit(-eps_arr)
-    return float(np.sqrt(np.sum(flip * (1 - flip))) / np.sum(1 - 2 * flip))
+    log_variance = logsumexp(log_expit(-eps_arr) + log_expit(eps_arr))  # ln sum q_i (1 - q_i)
+    with np.errstate(divide="ignore", over="ignore"):
+        result = float(np.exp(0.5 * log_variance - np.log(np.sum(np.tanh(eps_arr / 2)))))
+    if not np.isfinite(result):
+        raise ValueError(f"eps is too small: the standard deviation overflows, got {eps!r:.80}")
+    return result
 
 
 def personalized_laplace_mean_std(eps: ArrayLike, sensitivity: float = 1.0) -> float:
     r"""Standard deviation of the mean of :math:`n` values privatized with
     :math:`\mathrm{Lap}(\Delta/\varepsilon_i)` (GSPA, Algorithm 1):
-    :math:`\sqrt{2\sum_i(\Delta/\varepsilon_i)^2}/n`.
+    :math:`\sqrt{2\sum_i(\Delta/\varepsilon_i)^2}/n`, summed as
+    :math:`s\sqrt{2\sum_i(b_i/s)^2}/n` with :math:`s=\max_i b_i`, :math:`b_i=\Delta/\varepsilon_i`,
+    so that squares neither overflow (tiny levels) nor underflow (huge ones) where the answer is
+    a float; a scale or an answer beyond the float range raises ``ValueError``.
 
     >>> spread = personalized_laplace_mean_std(np.full(100, 1.0))
     >>> bool(np.isclose(spread, laplace_mean_std(100, 1.0)))
     True
     """
     eps_arr = np.atleast_1d(check_epsilon(eps, positive=True))
-    scale = float(check_positive(sensitivity, "sensitivity")) / eps_arr
-    return float(np.sqrt(2 * np.sum(scale**2)) / eps_arr.size)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        scale = float(check_positive(sensitivity, "sensitivity")) / eps_arr
+        largest = float(scale.max())
+        if largest == 0:  # every scale below the float range: so is the answer
+            return 0.0
+        result = largest * (float(np.sqrt(2 * np.sum((scale / largest) ** 2))) / eps_arr.size)
+    if not np.isfinite(result):
+        raise ValueError(f"the standard deviation overflows the float range: sensitivity = "
+                         f"{sensitivity!r} is too large for the smallest eps {eps_arr.min()!r}")
+    return result

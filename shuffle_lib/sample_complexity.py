@@ -247,7 +247,7 @@ def heuristic_local_epsilon(eps: ArrayLike, n: ArrayLike, delta: ArrayLike) -> n
     6.585
     """
     e = check_positive(eps, "eps")
-    n_arr = check_array(n, "n", integer=True, low=1)
+    n_arr = check_array(n, "n", integer=True, low=1, high=2**62 - 1)
     return scalar_or_array(_local_epsilon(e, n_arr, _log_inverse(delta)))
 
 
@@ -284,6 +284,8 @@ def plugged_sample_complexity(
     e = np.asarray(check_real(eps, "eps", low=0, low_open=True))
     log_term = _log_inverse(check_real(delta, "delta", low=0, high=1, low_open=True,
                                        high_open=True))
+    if not isinstance(task, str):
+        raise TypeError(f"task must be a str, one of {TASKS}, got {task!r:.80}")
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     if k / alpha > MAX_K_OVER_ALPHA:

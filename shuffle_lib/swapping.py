@@ -83,11 +83,19 @@ def _check_records(records: pd.DataFrame, match_key: Columns, swap_var: Columns
     if shared:
         raise ValueError(f"swap_var and match_key share column(s) {shared}: records of a stratum "
                          "agree on the key, so swapping a key column would change nothing")
-    for column in match + swap:
+    _check_defined(records, match + swap)
+    return match, swap
+
+
+def _check_defined(records: pd.DataFrame, columns: list[str]) -> None:
+    """``ValueError`` naming the first of ``columns`` that holds a missing value (NaN, None,
+    NaT): a record without a key has no stratum, and one without a swap value has nothing to
+    give. :func:`swap` and its helpers :func:`stratum_codes` and :func:`largest_stratum` refuse
+    the same records."""
+    for column in columns:
         if records[column].isna().any():
             raise ValueError(f"column {column!r} holds missing values (NaN): strata and swapped "
                              "values must be defined for every record; recode them first")
-    return match, swap
 
 
 def _check_swap_rate(p: float) -> float:
@@ -103,11 +111,14 @@ def stratum_codes(records: pd.DataFrame, match_key: Columns) -> np.ndarray:
     >>> frame = pd.DataFrame({"size": [2, 3, 2], "county": ["A", "B", "C"]})
     >>> stratum_codes(frame, "size").tolist()
     [0, 1, 0]
+
+    A missing key (NaN) is refused, as by :func:`swap`.
     """
     check_instance(records, "records", pd.DataFrame)
     if records.empty:
         raise ValueError("records must be a non-empty pandas DataFrame")
     match = _column_list(match_key, "match_key", records)
+    _check_defined(records, match)
     codes = np.zeros(len(records), np.int64)
     for column in match:  # mixed-radix code of the key, renumbered densely after each column
         values, uniques = pd.factorize(records[column], use_na_sentinel=False)
@@ -171,10 +182,11 @@ def swap(records: pd.DataFrame, match_key: Columns, swap_var: Columns, p: float,
     >>> sorted(out.county) == ["A", "B", "C"] and bool((out.county != frame.county).all())
     True
     """
-    _, swap_columns = _check_records(records, match_key, swap_var)
     rate = _check_swap_rate(p)
+    gen = as_rng(rng)  # the scalars first: a bad one is refused before any pass over the records
+    _, swap_columns = _check_records(records, match_key, swap_var)
     codes = stratum_codes(records, match_key)
-    source = _swap_sources(codes, int(codes.max()) + 1, rate, as_rng(rng))
+    source = _swap_sources(codes, int(codes.max()) + 1, rate, gen)
     out = records.copy()
     for column in swap_columns:
         out[column] = records[column].array.take(source)
@@ -185,7 +197,8 @@ def largest_stratum(records: pd.DataFrame, match_key: Columns) -> int:
     r""":math:`b=\max\{0,\ n_j : \text{stratum } j \text{ holds at least two different records}\}`
     (Bailie, Gong & Meng 2023, theorem slide), where records are compared on all columns of
     ``records`` and :math:`n_j` counts the records of stratum :math:`j`. A stratum of identical
-    records cannot be changed by swapping, so it does not enter the budget.
+    records cannot be changed by swapping, so it does not enter the budget. A missing key (NaN)
+    is refused, as by :func:`swap`.
 
     >>> frame = pd.DataFrame({"size": [1, 1, 1, 2, 2], "county": ["A", "A", "A", "A", "B"]})
     >>> largest_stratum(frame, "size")
@@ -195,6 +208,7 @@ def largest_stratum(records: pd.DataFrame, match_key: Columns) -> int:
     if records.empty:
         raise ValueError("records must be a non-empty pandas DataFrame")
     match = _column_list(match_key, "match_key", records)
+    _check_defined(records, match)
     grouped = records.groupby(match, dropna=False)
     distinct = records.drop_duplicates().groupby(match, dropna=False).size()
     sizes = grouped.size()
@@ -264,7 +278,9 @@ def swap_rates_for_epsilon(b: int, eps: float) -> tuple[float, float]:
     :math:`\varepsilon_b`. A float near 1 stores :math:`1-p_{\text{high}}\approx e^{-\varepsilon}`
     with absolute error :math:`10^{-16}`, so feeding :math:`p_{\text{high}}` back loses digits
     above about :math:`\varepsilon=20` (relative error :math:`10^{-16}e^{\varepsilon}`), and
-    beyond about 37 it rounds to 1.
+    beyond about 37 it rounds to 1. :math:`p_{\text{low}}\approx(b+1)e^{-\varepsilon}` stays a
+    normal float, and keeps its budget, for :math:`\varepsilon\le\ln(b+1)+708`; beyond, it would
+    underflow to 0 (a rate whose budget is infinite), so ``eps`` there raises ``ValueError``.
 
     >>> low, high = swap_rates_for_epsilon(264_331, 12.48)
     >>> round(low, 3), round(high, 6)
@@ -276,6 +292,10 @@ def swap_rates_for_epsilon(b: int, eps: float) -> tuple[float, float]:
     if eps < smallest - 1e-12:
         raise ValueError(f"eps = {eps!r} is not attainable with b = {size}: every swap rate gives "
                          f"at least ln(b+1)/2 = {smallest:.6g}")
+    if math.log1p(size) - eps < -708.0:
+        raise ValueError(f"eps = {eps!r} is above ln(b+1) + 708 = {math.log1p(size) + 708:.6g}: "
+                         "the lower swap rate e^-eps (b+1) would underflow to 0, whose budget "
+                         "is infinite")
     eps = max(eps, smallest)
     return float(expit(math.log1p(size) - eps)), float(expit(eps))
 
@@ -386,8 +406,8 @@ def swap_output_distribution(records: pd.DataFrame, match_key: Columns, swap_var
     >>> sorted(round(v, 3) for v in law.values())
     [0.5, 0.5]
     """
-    strata, positions = _strata_rows(records, match_key, swap_var)
     rate = _check_swap_rate(p)
+    strata, positions = _strata_rows(records, match_key, swap_var)
     return _combine([_stratum_output_law(rows, positions, rate) for rows in strata])
 
 
@@ -539,8 +559,8 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     >>> losses["distance"].tolist(), bool(np.allclose(losses["loss"], math.log(4 / 3)))
     ([2.0, 2.0, 2.0], True)
     """
-    strata, positions = _strata_rows(records, match_key, swap_var)
     rate = _check_swap_rate(p)
+    strata, positions = _strata_rows(records, match_key, swap_var)
     keys = [(tuple(rows), tuple(positions)) for rows in strata]
     sizes = [len(_stratum_members(*key)) for key in keys]
     total = math.prod(sizes)

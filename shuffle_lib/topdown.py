@@ -26,9 +26,13 @@ MAX_NOISY = 1e16  # largest |entry| of a noisy table (draws at MAX_SIGMA2 stay b
 _RESCALED_OPTIONS = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}
 
 
-def _counts(value: ArrayLike, name: str, ndim: int) -> np.ndarray:
+def _counts(value: ArrayLike, name: str, ndim: int, max_size: int | None = None) -> np.ndarray:
     """``value`` as an int64 array of counts: integers (not floats, even whole ones) >= 0 with
-    ``ndim`` axes and a total of at most ``MAX_TABLE_TOTAL``."""
+    ``ndim`` axes and a total of at most ``MAX_TABLE_TOTAL``; with ``max_size``, an array of more
+    entries is refused from its shape, before any copy or pass over the entries."""
+    if max_size is not None and isinstance(value, np.ndarray) and value.size > max_size:
+        raise ValueError(f"{name} has {value.size} entries, more than the documented limit of "
+                         f"{max_size}")
     arr = check_array(value, name, ndim=ndim)
     if not np.issubdtype(np.asarray(value).dtype, np.integer) or (arr < 0).any():
         raise ValueError(f"{name} must be a {ndim}-D array of counts (integers >= 0), "
@@ -103,7 +107,12 @@ def discrete_gaussian_log_pmf(x: ArrayLike, sigma2: float) -> np.ndarray:
 
 
 def _check_margins(row_totals: ArrayLike, col_totals: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    rows, cols = _counts(row_totals, "row_totals", 1), _counts(col_totals, "col_totals", 1)
+    sizes = [np.size(v) if isinstance(v, np.ndarray) else None for v in (row_totals, col_totals)]
+    if None not in sizes and sizes[0] * sizes[1] > MAX_CELLS:  # from the shapes, before any copy
+        raise ValueError(f"row_totals and col_totals make a {sizes[0]} x {sizes[1]} table, more "
+                         f"than the documented limit of {MAX_CELLS} cells")
+    rows = _counts(row_totals, "row_totals", 1, MAX_CELLS)
+    cols = _counts(col_totals, "col_totals", 1, MAX_CELLS)
     if rows.sum() != cols.sum():
         raise ValueError(f"infeasible invariants: row_totals sum to {rows.sum()}, col_totals "
                          f"to {cols.sum()}")
@@ -232,7 +241,7 @@ def topdown_two_way(table: ArrayLike, rho: float, rng: RngLike = None,
     >>> release.tolist() == truth.tolist()
     True
     """
-    counts = _counts(table, "table", 2)
+    counts = _counts(table, "table", 2, MAX_CELLS)
     if counts.size > MAX_CELLS:
         raise ValueError(f"table has {counts.size} cells, more than the documented limit of "
                          f"{MAX_CELLS}")

@@ -15,6 +15,25 @@ other object). A call passes when it either
 
 within a time limit and a memory limit. Calls run in a forked worker process, so a call stuck in C
 code (a convolution, a solver) is killed at the limit and reported instead of hanging the suite.
+
+Two further families of cases (issue 32) look for defects that a few hostile values miss:
+
+* **Range sweeps.** Every real-valued argument (a float, or the first entry of an array of floats)
+  is also set to each magnitude of ``SWEEP_GRID``, a log grid from 1e-300 to 1e300 that includes
+  the edges of double-precision exponentials (709.8, 710, 745, 746). The verdict is the one above:
+  refused cleanly, or a finite, non-NaN result of the valid call's shape. For the epsilon
+  accountants (``is_epsilon_accountant``) a result of 0 where the valid call's result is positive
+  also fails when the level is larger than the example's (a local level ``eps*``, ``mu``, ``rho``
+  raised) or the target ``delta`` smaller: the true epsilon can only grow there, so a returned 0
+  is an upper bound below the truth (the "user at 710 vanishes" defect). To keep the suite's
+  runtime within twice its size without sweeps, a function whose example call takes 0.02 s or
+  more is swept over a coarser grid that keeps the edges (``sweep_grid``); ``python
+  tests/hostile_api.py --full-grid`` sweeps every function over the whole grid.
+* **Huge broadcast views.** Every array argument is also replaced by a read-only broadcast view of
+  its first entry with ``HUGE_ENTRIES`` (1e10) entries (a 2-D or higher array keeps its trailing
+  axes; a square matrix becomes 1e5 x 1e5). The view costs no memory, so only a size check made
+  before any copy or pass over the data refuses it in time: the call must raise our
+  ``ValueError``/``TypeError`` naming the argument, never a ``MemoryError`` or a timeout.
 """
 
 from __future__ import annotations
@@ -157,6 +176,21 @@ BOOL_VALUES: list[tuple[str, Any]] = [("string", "no"), ("int 2", 2), ("None", N
 OTHER_VALUES: list[tuple[str, Any]] = [("None", None), ("float", 3.5), ("string", "x")]
 RNG_VALUES: list[tuple[str, Any]] = [("string", "seed"), ("float", 1.5), ("bool", True)]
 
+# Magnitudes every real-valued argument is swept through (see the module docstring). 709.8 and
+# 710 straddle the overflow of exp, 745 and 746 the underflow of exp(-x) to 0.
+SWEEP_GRID: tuple[float, ...] = (
+    1e-300, 1e-100, 1e-30, 1e-8, 0.01, 0.5, 1.0, 2.0, 30.0, 100.0, 700.0, 709.8, 710.0, 745.0,
+    746.0, 1e3, 1e5, 1e10, 1e30, 1e100, 1e300,
+)
+# Cheaper grids for functions whose valid call is slow (see ``sweep_grid``).
+SWEEP_GRID_MEDIUM: tuple[float, ...] = (1e-30, 1e-8, 0.5, 2.0, 30.0, 709.8, 710.0, 746.0, 1e10,
+                                        1e100)
+SWEEP_GRID_COSTLY: tuple[float, ...] = (1e-8, 30.0, 710.0, 746.0)
+SWEEP_CHEAP_SECONDS = 0.02
+SWEEP_COSTLY_SECONDS = 0.2
+HUGE_ENTRIES = 10**10
+HUGE_LABEL = "huge view"
+
 
 def _array_values(valid: np.ndarray) -> list[tuple[str, Any]]:
     values: list[tuple[str, Any]] = [
@@ -216,14 +250,18 @@ class Case:
     label: str
     call: Call
     keeps_shape: bool = False  # a real number replaced by a real number: same result shape
+    swept: tuple[float, float] | None = None  # (valid, new) positive level of a real argument
 
     @property
     def name(self) -> str:
         return f"{self.qualname}({self.argument}={self.label})"
 
 
-def hostile_cases(qualname: str, obj: Callable[..., Any], valid: Call) -> list[Case]:
-    """Every one-argument replacement of the valid call by a hostile value."""
+def hostile_cases(
+    qualname: str, obj: Callable[..., Any], valid: Call, grid: tuple[float, ...] = ()
+) -> list[Case]:
+    """Every one-argument replacement of the valid call by a hostile value, a huge view (array
+    arguments) and, when ``grid`` is given, the range sweep of each real argument over it."""
     try:
         signature = inspect.signature(obj)
         bound = signature.bind(*valid.args, **valid.kwargs)
@@ -236,14 +274,75 @@ def hostile_cases(qualname: str, obj: Callable[..., Any], valid: Call) -> list[C
         if name == "self" or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         real = isinstance(value, float | np.floating)
-        for label, hostile in hostile_values(name, value, str(parameter.annotation)):
+        hostile_list = [] if grid else hostile_values(name, value, str(parameter.annotation))
+        for label, hostile in hostile_list:
             arguments = dict(bound.arguments)
             arguments[name] = hostile
             replaced = inspect.BoundArguments(signature, arguments)  # type: ignore[arg-type]
             keeps_shape = real and isinstance(hostile, float) and label != "huge int"
             call = Call(replaced.args, replaced.kwargs)
-            cases.append(Case(qualname, name, label, call, keeps_shape))
+            swept = (float(value), hostile) if keeps_shape and hostile > 0 else None
+            cases.append(Case(qualname, name, label, call, keeps_shape, swept))
+        for label, hostile, swept, keeps_shape in _extra_values(value, grid):
+            arguments = dict(bound.arguments)
+            arguments[name] = hostile
+            replaced = inspect.BoundArguments(signature, arguments)  # type: ignore[arg-type]
+            call = Call(replaced.args, replaced.kwargs)
+            cases.append(Case(qualname, name, label, call, keeps_shape, swept))
     return cases
+
+
+def _is_number_list(value: Any) -> bool:
+    return (isinstance(value, list | tuple) and bool(value)
+            and all(isinstance(v, int | float | np.number) and not isinstance(v, bool | np.bool_)
+                    for v in value))
+
+
+def _huge_view(valid: np.ndarray) -> np.ndarray:
+    """A read-only broadcast view of ``valid``'s first entry with ``HUGE_ENTRIES`` entries."""
+    first = valid.reshape(-1)[0]
+    if valid.ndim == 2 and valid.shape[0] == valid.shape[1]:  # a square matrix (a channel)
+        side = math.isqrt(HUGE_ENTRIES)
+        return np.broadcast_to(first, (side, side))
+    trailing = valid.shape[1:]
+    rows = HUGE_ENTRIES // max(1, math.prod(trailing))
+    return np.broadcast_to(first, (rows, *trailing))
+
+
+def _extra_values(
+    valid: Any, grid: tuple[float, ...]
+) -> list[tuple[str, Any, tuple[float, float] | None, bool]]:
+    """Huge-view replacements (array arguments, when ``grid`` is empty) or range-sweep
+    replacements over ``grid`` (real arguments) of an argument whose valid value is ``valid``:
+    ``(label, value, (valid level, swept level) or None, keeps_shape)``. Levels that the hostile
+    values already try (1e-300 and 1e300 for a number, 1e300 for an array's first entry) and the
+    valid value itself are left out."""
+    extra: list[tuple[str, Any, tuple[float, float] | None, bool]] = []
+    if isinstance(valid, float | np.floating) and not isinstance(valid, bool | np.bool_):
+        present = {v for _, v in FLOAT_VALUES if isinstance(v, float)}
+        for level in grid:
+            if level not in present and level != valid:
+                extra.append((f"sweep {level:g}", level, (float(valid), level), True))
+        return extra
+    if isinstance(valid, np.ndarray) and valid.dtype.kind in "biuf" and valid.size:
+        array = valid
+    elif _is_number_list(valid):
+        array = np.asarray(valid)
+    else:
+        return extra
+    if not grid:
+        extra.append((HUGE_LABEL, _huge_view(array), None, False))
+    if array.dtype.kind == "f":  # the first entry of a real-valued array through the grid
+        first = float(array.reshape(-1)[0])
+        for level in grid:
+            if level in (first, 1e300):
+                continue
+            swept = array.copy()
+            swept.reshape(-1)[0] = level
+            if isinstance(valid, list | tuple):  # keep the argument's own container
+                swept = type(valid)(swept.tolist())
+            extra.append((f"entry 0 sweep {level:g}", swept, (first, level), True))
+    return extra
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,11 +418,23 @@ class Outcome:
     has_inf: bool = False
     shape: Any = None
     seconds: float = 0.0
+    values: np.ndarray | None = None  # a scalar or small array result, flattened to floats
+
+
+def _fresh_arguments(call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A deep copy of the call's arguments that shares read-only arrays (a broadcast view of
+    1e10 entries would be materialized by ``deepcopy``; being read-only, the call cannot alter
+    it)."""
+    memo: dict[int, Any] = {}
+    for value in (*call.args, *call.kwargs.values()):
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            memo[id(value)] = value
+    return copy.deepcopy(call.args, memo), copy.deepcopy(call.kwargs, memo)
 
 
 def run_call(obj: Callable[..., Any], call: Call, argument: str) -> Outcome:
     """Run one call and summarize its outcome."""
-    args, kwargs = copy.deepcopy(call.args), copy.deepcopy(call.kwargs)
+    args, kwargs = _fresh_arguments(call)
     start = time.perf_counter()
     try:
         result = obj(*args, **kwargs)
@@ -344,11 +455,20 @@ def run_call(obj: Callable[..., Any], call: Call, argument: str) -> Outcome:
         )
     seconds = time.perf_counter() - start
     has_nan = has_inf = False
-    for array in _numbers(result):
-        has_nan |= bool(np.isnan(array).any())
-        has_inf |= bool(np.isinf(array).any())
+    try:
+        for array in _numbers(result):
+            has_nan |= bool(np.isnan(array).any())
+            has_inf |= bool(np.isinf(array).any())
+    except MemoryError:  # a result too large to scan (e.g. from a huge input accepted)
+        return Outcome("returned", "a result too large to inspect", shape=_shape(result),
+                       seconds=seconds)
+    values = None
+    scalar = isinstance(result, int | float | np.number) and not isinstance(result, bool | np.bool_)
+    small = isinstance(result, np.ndarray) and result.dtype.kind in "iuf" and result.size <= 10**4
+    if scalar or small:
+        values = np.asarray(result, dtype=float).reshape(-1)
     return Outcome("returned", "", has_nan=has_nan, has_inf=has_inf, shape=_shape(result),
-                   seconds=seconds)
+                   seconds=seconds, values=values)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -409,10 +529,47 @@ class Worker:
 # bool where a number is expected, a non-integer where an integer is expected, None where the
 # signature does not allow it, an object of the wrong kind).
 MUST_REFUSE = {"string", "strings", "None", "bool", "float 2.5", "non-integer entries", "float",
-               "int 2"}
+               "int 2", HUGE_LABEL}
+
+# Argument names of an accountant that are privacy levels (its epsilon grows with them) and of
+# the target delta (its epsilon shrinks as delta grows).
+LEVEL_PREFIXES = ("eps", "target_eps", "mu", "rho")
+DELTA_NAMES = {"delta"}
 
 
-def verdict(case: Case, outcome: Outcome, valid: Outcome, may_return_infinity: bool) -> str | None:
+def is_epsilon_accountant(qualname: str, obj: Callable[..., Any]) -> bool:
+    """An accountant whose result is a privacy guarantee, so it must never return 0 where the
+    truth is positive: a function of ``shuffle_lib.accounting`` named ``*_epsilon`` whose
+    docstring calls it an upper bound or certified, or that does not call itself a floor, a lower
+    bound or an approximation (published bounds such as ``erlingsson19_epsilon`` or exact values
+    such as ``optimal_composition_epsilon``). Floors (``shuffled_rr_exact_epsilon``) may be 0."""
+    if not (qualname.startswith("shuffle_lib.accounting.") and qualname.endswith("_epsilon")):
+        return False
+    doc = " ".join((obj.__doc__ or "").split()).lower()
+    if "upper bound" in doc or "certified" in doc:
+        return True
+    return not any(word in doc for word in ("floor", "lower bound", "approximation"))
+
+
+def vanishes(case: Case, outcome: Outcome, valid: Outcome) -> bool:
+    """True when an accountant returned 0 where the valid call's epsilon is positive although
+    the swept argument moved towards less privacy (a larger level or a smaller delta)."""
+    if case.swept is None or outcome.values is None or valid.values is None:
+        return False
+    before, after = case.swept
+    name = case.argument
+    raised_level = after > before and name.startswith(LEVEL_PREFIXES)
+    lowered_delta = after < before and name in DELTA_NAMES
+    weaker = raised_level or lowered_delta
+    if not weaker or outcome.values.shape != valid.values.shape:
+        return False
+    return bool(((valid.values > 0) & (outcome.values == 0)).any())
+
+
+def verdict(
+    case: Case, outcome: Outcome, valid: Outcome, may_return_infinity: bool,
+    accountant: bool = False,
+) -> str | None:
     """``None`` when the outcome is acceptable, otherwise the reason it is not."""
     if outcome.kind in ("timeout", "crashed"):
         return outcome.detail
@@ -422,6 +579,8 @@ def verdict(case: Case, outcome: Outcome, valid: Outcome, may_return_infinity: b
         if not outcome.names_argument:
             return f"the message does not name {case.argument!r}: {outcome.detail}"
         return None
+    if case.label == HUGE_LABEL:
+        return f"accepted a broadcast view of {HUGE_ENTRIES:.0e} entries"
     if case.label in MUST_REFUSE:
         return "accepted a value of the wrong type"
     if outcome.has_nan:
@@ -430,6 +589,9 @@ def verdict(case: Case, outcome: Outcome, valid: Outcome, may_return_infinity: b
         return "returned an infinity"
     if case.keeps_shape and outcome.shape != valid.shape:
         return f"returned shape {outcome.shape}, the valid call returns {valid.shape}"
+    if accountant and vanishes(case, outcome, valid):
+        return (f"returned epsilon 0 at {case.argument} = {case.swept[1]:g} (less private than "
+                f"the example's {case.swept[0]:g}, where it is positive)")
     return None
 
 
@@ -465,8 +627,49 @@ def run_all(
     return [outcome for outcome in outcomes if outcome is not None]
 
 
+def sweep_grid(valid_seconds: float) -> tuple[float, ...]:
+    """The sweep grid of a function whose valid call took ``valid_seconds``: the whole
+    ``SWEEP_GRID`` for a cheap function, fewer magnitudes for an expensive one, so that the sweeps
+    cost about as much as the rest of the suite. Every tier keeps the edges of double precision
+    (709.8, 710, 746: exp overflows, exp(-x) underflows) and the tiny and large magnitudes; the
+    hostile values add 1e-300 and 1e300 to every tier. Which tier a function falls in depends on
+    the machine's speed, so a borderline function is swept over a few more or fewer magnitudes
+    from run to run; the verdicts do not change."""
+    if valid_seconds < SWEEP_CHEAP_SECONDS:
+        return SWEEP_GRID
+    if valid_seconds < SWEEP_COSTLY_SECONDS:
+        return SWEEP_GRID_MEDIUM
+    return SWEEP_GRID_COSTLY
+
+
+def sweep_cases(
+    api: dict[str, Callable[..., Any]], calls: dict[str, Call], cases: list[Case],
+    outcomes: list[Outcome],
+) -> list[Case]:
+    """The range sweeps of every object whose valid call returned (see ``sweep_grid``)."""
+    swept: list[Case] = []
+    for case, outcome in zip(cases, outcomes, strict=True):
+        if case.label == "valid" and outcome.kind == "returned":
+            grid = sweep_grid(outcome.seconds)
+            swept.extend(hostile_cases(case.qualname, api[case.qualname], calls[case.qualname],
+                                       grid))
+    return swept
+
+
+def run_suite(
+    api: dict[str, Callable[..., Any]], timeout: float
+) -> tuple[dict[str, Call], list[Case], list[Outcome]]:
+    """Build and run every case: first the valid calls, hostile values and huge views, then the
+    range sweeps, whose grid depends on how long each valid call took."""
+    calls, cases = build_cases(api)
+    outcomes = run_all(api, cases, timeout)
+    sweeps = sweep_cases(api, calls, cases, outcomes)
+    return calls, cases + sweeps, outcomes + run_all(api, sweeps, timeout)
+
+
 def build_cases(api: dict[str, Callable[..., Any]]) -> tuple[dict[str, Call], list[Case]]:
-    """The valid example call of each object that has one, and all cases (valid call first)."""
+    """The valid example call of each object that has one, and its cases (valid call first)
+    without the range sweeps (``sweep_cases`` adds them once the valid calls have run)."""
     import contextlib
     import io
 
@@ -483,10 +686,24 @@ def build_cases(api: dict[str, Callable[..., Any]]) -> tuple[dict[str, Call], li
     return calls, cases
 
 
+def case_family(case: Case) -> str:
+    """Which family a case belongs to: valid, hostile value, sweep, entry sweep or huge view."""
+    if case.label == "valid":
+        return "valid"
+    if case.label == HUGE_LABEL:
+        return "huge view"
+    if case.label.startswith("entry 0 sweep"):
+        return "entry sweep"
+    return "sweep" if case.label.startswith("sweep") else "hostile value"
+
+
 def judge(
-    cases: list[Case], outcomes: list[Outcome], may_return_infinity: set[str]
+    cases: list[Case], outcomes: list[Outcome], may_return_infinity: set[str],
+    accountants: set[str] | None = None,
 ) -> dict[str, list[str]]:
-    """Failures per object: ``"argument=label: reason"`` strings."""
+    """Failures per object: ``"argument=label: reason"`` strings. ``accountants`` are the
+    epsilon accountants (``is_epsilon_accountant``), checked for a vanishing epsilon."""
+    accountants = accountants or set()
     valid = {c.qualname: o for c, o in zip(cases, outcomes, strict=True) if c.label == "valid"}
     failures: dict[str, list[str]] = {}
     for case, outcome in zip(cases, outcomes, strict=True):
@@ -495,22 +712,25 @@ def judge(
             reason = f"the example call failed: {outcome.detail}" if failed else None
         else:
             reason = verdict(case, outcome, valid[case.qualname],
-                             case.qualname in may_return_infinity)
+                             case.qualname in may_return_infinity, case.qualname in accountants)
         if reason:
             failures.setdefault(case.qualname, []).append(f"{case.argument}={case.label}: {reason}")
     return failures
 
 
-if __name__ == "__main__":  # python tests/hostile_api.py [substring]: failures, for development
+if __name__ == "__main__":  # python tests/hostile_api.py [--full-grid] [substring]: failures
     import sys
 
     from test_hostile_inputs import MAY_RETURN_INFINITY, TIME_LIMIT_SECONDS
 
+    if "--full-grid" in sys.argv:  # every function over the whole SWEEP_GRID, however slow
+        sys.argv.remove("--full-grid")
+        SWEEP_CHEAP_SECONDS = math.inf
     selected = {q: o for q, o in public_api().items() if (sys.argv[1:] or [""])[0] in q}
-    _, all_cases = build_cases(selected)
     started = time.perf_counter()
-    results = run_all(selected, all_cases, TIME_LIMIT_SECONDS)
-    found = judge(all_cases, results, set(MAY_RETURN_INFINITY))
+    _, all_cases, results = run_suite(selected, TIME_LIMIT_SECONDS)
+    found = judge(all_cases, results, set(MAY_RETURN_INFINITY),
+                  {q for q, o in selected.items() if is_epsilon_accountant(q, o)})
     for qualname, reasons in found.items():
         print(qualname)
         for reason in reasons:
@@ -520,3 +740,11 @@ if __name__ == "__main__":  # python tests/hostile_api.py [substring]: failures,
     print(f"{len(all_cases)} calls on {len(selected)} objects in "
           f"{time.perf_counter() - started:.0f} s; {sum(map(len, found.values()))} failing")
     print("slowest:", ", ".join(f"{name} {seconds:.2f} s" for seconds, name in slowest))
+    spent: dict[str, float] = {}
+    for case, outcome in zip(all_cases, results, strict=True):
+        family = case_family(case)
+        module = selected[case.qualname].__module__
+        for key in (family, f"{family} in {module}"):
+            spent[key] = spent.get(key, 0.0) + outcome.seconds
+    print("seconds in calls:", ", ".join(f"{key} {seconds:.1f}" for key, seconds in
+                                          sorted(spent.items(), key=lambda kv: -kv[1])[:14]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from functools import reduce
 
 import numpy as np
@@ -269,8 +270,11 @@ def test_optimal_composition_survives_the_underflow_of_the_second_law() -> None:
 
 
 def test_optimal_composition_at_delta_zero_is_exactly_k_eps0() -> None:
-    # the extreme outcome's probability underflows, but it is possible: pure DP needs k eps0
-    assert optimal_composition_epsilon(0.01, 2000, 0.0) == 2000 * 0.01
+    # the extreme outcome's probability underflows, but it is possible: pure DP needs k eps0,
+    # the exact product of 2000 and the double 0.01, rounded up to a double (at most one step)
+    exact = Fraction(2000) * Fraction(0.01)
+    got = optimal_composition_epsilon(0.01, 2000, 0.0)
+    assert Fraction(got) >= exact and got <= np.nextafter(float(exact), np.inf)
     with pytest.raises(ValueError, match="delta must be 0 or at least 1e-300"):
         optimal_composition_epsilon(0.5, 10, 1e-310)
 
@@ -338,3 +342,71 @@ def test_epsilon_for_delta_beyond_the_overflow_of_e_to_the_eps() -> None:
     assert epsilon_for_delta(p, q, 0.25) >= exact * (1 - 1e-15)
     assert hockey_stick_divergence(p, q, 720.0) == pytest.approx(
         0.5 - math.exp(720.0 + math.log(1e-320)), rel=1e-12)
+
+
+def _random_channels(rng: np.random.Generator, count: int) -> list[np.ndarray]:
+    """Small channels with zeros (impossible outputs), repeated rows and one-row channels."""
+    out = []
+    for _ in range(count):
+        rows, cols = int(rng.integers(1, 7)), int(rng.integers(1, 6))
+        channel = rng.dirichlet(np.ones(cols), size=rows)
+        if rng.random() < 0.4:
+            channel[rng.random(channel.shape) < 0.3] = 0.0
+            channel[:, 0] += channel.sum(axis=1) == 0
+            channel /= channel.sum(axis=1, keepdims=True)
+        if rng.random() < 0.2:
+            channel = np.vstack([channel, channel[:1]])
+        out.append(channel)
+    return out
+
+
+def _pairwise_pure_eps(channel: np.ndarray, pairs: list[tuple[int, int]]) -> float:
+    """The definition, pair by pair and output by output, in plain Python."""
+    worst = 0.0
+    for i, j in pairs:
+        for a, b in zip(channel[i], channel[j], strict=True):
+            if a > 0 and b == 0:
+                return math.inf
+            if a > 0:
+                worst = max(worst, math.log(a) - math.log(b))
+    return worst
+
+
+def test_channel_epsilon_linear_form_equals_the_pairwise_definition(
+        rng: np.random.Generator) -> None:
+    # max over outputs of ln(max_x / min_x), against the maximum over every ordered pair
+    for channel in _random_channels(rng, 300):
+        n = channel.shape[0]
+        every = [(i, j) for i in range(n) for j in range(n) if i != j]
+        expected = _pairwise_pure_eps(channel, every)
+        got = channel_epsilon(channel)
+        assert got == expected or got == pytest.approx(expected, rel=1e-14, abs=1e-300)
+        if n > 1:
+            some = [every[k] for k in rng.integers(0, len(every), 3)]
+            got = channel_epsilon(channel, pairs=some)
+            expected = _pairwise_pure_eps(channel, some)
+            assert got == expected or got == pytest.approx(expected, rel=1e-14, abs=1e-300)
+
+
+def test_channel_delta_vectorized_equals_the_pairwise_maximum(rng: np.random.Generator) -> None:
+    # every ordered pair through hockey_stick_divergence (itself checked against the worst event)
+    for channel in _random_channels(rng, 150):
+        n = channel.shape[0]
+        for eps in (0.0, 0.3, 2.0, 800.0):  # 800: e^eps overflows, the log form is used
+            expected = max((float(hockey_stick_divergence(channel[i], channel[j], eps))
+                            for i in range(n) for j in range(n) if i != j), default=0.0)
+            assert channel_delta(channel, eps) == pytest.approx(expected, rel=1e-14, abs=1e-16)
+
+
+def test_pairwise_maxima_work_on_large_tables_and_refuse_past_their_limit() -> None:
+    # 3,000 rows: the linear pure epsilon answers; the quadratic delta is refused before work,
+    # even for a broadcast view that claims 10**9 rows
+    rows = np.tile(krr_channel(2, 1.0), (1500, 1))
+    assert channel_epsilon(rows) == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(ValueError, match="MAX_PAIR_TERMS"):
+        channel_delta(rows, 0.5)
+    with pytest.raises(ValueError, match="MAX_PAIR_TERMS"):
+        channel_delta(np.broadcast_to([[0.5, 0.5]], (10**9, 2)), 0.5)
+    # explicit pairs count too; one row has nothing to tell apart
+    assert channel_delta(rows, 0.0, pairs=[(0, 1)]) == pytest.approx(np.tanh(0.5), abs=1e-12)
+    assert channel_delta([[0.25, 0.75]], 0.0) == 0.0 == channel_epsilon([[0.25, 0.75]])

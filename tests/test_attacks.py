@@ -354,3 +354,55 @@ def test_knn_reconstruction_reads_the_nearest_released_values() -> None:
     t = np.concatenate([np.zeros(5), np.full(5, 10.0)])
     z = np.array([0, 0, 0, 1, 0, 1, 1, 1, 0, 1])
     assert knn_reconstruction(t, z, 5).tolist() == [0] * 5 + [1] * 5
+
+
+def test_knn_reconstruction_is_scikit_learns_classifier() -> None:
+    rng = np.random.default_rng(21)
+    for _ in range(15):  # no ties: scikit-learn's KNeighborsClassifier, an independent route
+        n, d = int(rng.integers(2, 300)), int(rng.integers(1, 4))
+        k = int(rng.integers(1, n + 1))
+        t, z = rng.random((n, d)), rng.integers(-3, 4, n)
+        expected = KNeighborsClassifier(n_neighbors=k).fit(t, z).predict(t)
+        np.testing.assert_array_equal(knn_reconstruction(t, z, k), expected)
+
+
+def test_knn_reconstruction_with_heavy_ties() -> None:
+    # every position holds exactly k people, so the k nearest are unique: those at one's own
+    # position; scikit-learn's answer is then defined, and so is the majority (ties to the
+    # smallest value)
+    rng = np.random.default_rng(22)
+    for k in (1, 4, 7):
+        positions = rng.permutation(np.repeat(np.arange(60.0), k))
+        z = rng.integers(0, 3, positions.size)
+        got = knn_reconstruction(positions, z, k)
+        expected = KNeighborsClassifier(n_neighbors=k).fit(positions[:, None], z).predict(
+            positions[:, None])
+        np.testing.assert_array_equal(got, expected)
+        for value in np.unique(positions):
+            here = positions == value
+            assert np.all(got[here] == np.argmax(np.bincount(z[here], minlength=3)))
+
+
+def test_knn_reconstruction_limits_come_first() -> None:
+    with pytest.raises(ValueError, match="n_neighbors"):
+        knn_reconstruction([0.0, 1.0], [0, 1], 3)
+    with pytest.raises(ValueError, match="documented limit"):
+        knn_reconstruction(np.broadcast_to(0.0, (10**12,)), np.broadcast_to(0, (10**12,)), 1)
+
+
+def test_neighbour_pairs_are_counted_before_they_are_listed(monkeypatch) -> None:
+    from shuffle_lib import attacks
+
+    t = np.array([[0.0, 0.0]] * 7 + [[0.0, 1.0]] * 3 + [[5.0, 5.0]])  # 7 x 7 + 3 x 3 + 1 pairs
+    for radius, pairs in ((0.0, 59), (1.0, 101)):  # at r = 1 the 7 and the 3 also meet: + 42
+        monkeypatch.setattr(attacks, "MAX_TABLE_ENTRIES", pairs)
+        attack_neighbours(t, radius, 2, rng=0)
+        local_distributions(t, np.arange(11) % 2, radius, 2)
+        monkeypatch.setattr(attacks, "MAX_TABLE_ENTRIES", pairs - 1)
+        with pytest.raises(ValueError, match="pairs"):
+            attack_neighbours(t, radius, 2, rng=0)
+        with pytest.raises(ValueError, match="pairs"):
+            local_distributions(t, np.arange(11) % 2, radius, 2)
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="documented limit"):  # 4e8 pairs, refused at once
+        attack_neighbours(np.zeros(20_000), 0.0, 1)

@@ -188,3 +188,95 @@ def test_clopper_pearson_stays_finite_at_the_extremes() -> None:
     values = clopper_pearson_upper(np.array([0, 5, 10]), 10, 1e-300)
     assert np.isfinite(values).all() and values[-1] == 1.0
     assert 0 < float(clopper_pearson_upper(0, 10**12, 0.95)) < 1e-11  # about 3 / n
+
+
+def _random_laws(rng: np.random.Generator, count: int) -> list[np.ndarray]:
+    out = []
+    for _ in range(count):
+        rows, cols = int(rng.integers(2, 7)), int(rng.integers(1, 6))
+        laws = rng.dirichlet(np.ones(cols), size=rows)
+        if rng.random() < 0.4:  # impossible outputs on some rows
+            laws[rng.random(laws.shape) < 0.3] = 0.0
+            laws[:, 0] += laws.sum(axis=1) == 0
+            laws /= laws.sum(axis=1, keepdims=True)
+        if rng.random() < 0.2:  # a repeated row: ties
+            laws = np.vstack([laws, laws[:1]])
+        out.append(laws)
+    return out
+
+
+def test_worst_pair_equals_the_pairwise_search(rng: np.random.Generator) -> None:
+    # the old definition: exact_epsilon over every pair, the first strict maximum kept
+    for laws in _random_laws(rng, 40):
+        n = laws.shape[0]
+        every = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        some = [every[k] for k in rng.integers(0, len(every), 4)]
+        for pairs in (None, some):
+            for delta in (0.0, 1e-3, 0.05, 0.3):
+                best: tuple[float, tuple[int, int]] = (-1.0, (0, 0))
+                for pair in pairs or every:
+                    value = exact_epsilon(laws[pair[0]], laws[pair[1]], delta)
+                    if value > best[0]:
+                        best = (value, pair)
+                got = worst_pair(laws, pairs, delta)
+                assert got[1] == best[1]
+                assert got[0] == best[0] or got[0] == pytest.approx(best[0], rel=2e-12, abs=2e-12)
+
+
+def test_worst_pair_ties_and_closed_forms() -> None:
+    # k-RR: every pair ties; the first pair is reported, with RR's closed forms
+    for k, eps in ((5, 1.0), (40, 2.0)):
+        keep, other = math.exp(eps) / (math.exp(eps) + k - 1), 1 / (math.exp(eps) + k - 1)
+        assert worst_pair(krr_channel(k, eps)) == (pytest.approx(eps, abs=1e-9), (0, 1))
+        delta = 0.5 * (keep - other)  # H_{e^x}(P||Q) = keep - e^x other on the kept value
+        value, pair = worst_pair(krr_channel(k, eps), delta=delta)
+        assert pair == (0, 1)
+        assert value == pytest.approx(math.log((keep - delta) / other), abs=1e-9)
+    # an exclusive output: infinite, at the first pair that shows it
+    laws = [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]]
+    assert worst_pair(laws) == (math.inf, (0, 2))
+    assert worst_pair(laws, delta=0.1) == (math.inf, (0, 2))
+
+
+def test_worst_pair_is_linear_at_delta_zero_and_bounded_above() -> None:
+    laws = np.tile(krr_channel(2, 1.0), (1500, 1))  # 3,000 rows: 4.5 million pairs
+    assert worst_pair(laws) == (pytest.approx(1.0, abs=1e-9), (0, 1))
+    with pytest.raises(ValueError, match="MAX_PAIR_TERMS"):
+        worst_pair(laws, delta=0.01)
+    with pytest.raises(ValueError, match="MAX_PAIR_TERMS"):
+        worst_pair(np.broadcast_to([[0.5, 0.5]], (10**9, 2)), delta=0.01)
+    with pytest.raises(ValueError, match="distributions"):
+        worst_pair([[0.5, 0.6], [0.5, 0.5]])
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "name"),
+    [
+        ({"false_positives": -1}, ValueError, "false_positives"),
+        ({"false_positives": 1001}, ValueError, "false_positives"),
+        ({"false_negatives": 2.5}, TypeError, "false_negatives"),
+        ({"false_negatives": None}, TypeError, "false_negatives"),
+        ({"trials": 0}, ValueError, "trials"),
+        ({"trials": True}, TypeError, "trials"),
+        ({"threshold": math.nan}, ValueError, "threshold"),
+        ({"threshold": "0.5"}, TypeError, "threshold"),
+        ({"direction": "up"}, ValueError, "direction"),
+        ({"direction": None}, TypeError, "direction"),
+        ({"delta": 1.0}, ValueError, "delta"),
+        ({"confidence": 0.0}, ValueError, "confidence"),
+        ({"confidence": None}, TypeError, "confidence"),
+    ],
+)
+def test_attack_outcome_checks_its_fields(fields: dict, error: type, name: str) -> None:
+    valid = {"false_positives": 5, "false_negatives": 10, "trials": 1000, "threshold": 0.5,
+             "direction": "greater", "delta": 0.0, "confidence": 0.95}
+    with pytest.raises(error, match=name):
+        AttackOutcome(**{**valid, **fields})
+    # the valid record keeps its bound, and +inf is the 'never guess x' test
+    assert AttackOutcome(**valid).epsilon == epsilon_lower_bound(5, 10, 1000)
+    assert AttackOutcome(**{**valid, "threshold": math.inf}).threshold == math.inf
+
+
+def test_audit_refuses_scores_that_are_not_numbers() -> None:
+    with pytest.raises(TypeError, match="sample/score must give numbers"):
+        audit(lambda w, n, g: np.full(n, "a"), 10, rng=0)

@@ -13,11 +13,14 @@ from shuffle_lib.attacks import attack_neighbours, local_distributions
 from shuffle_lib.datasets import (
     ADULT_COLUMNS,
     ADULT_MARITAL_STATUS,
+    MAX_NOISE,
+    PublicPrivateData,
     adult,
     adult_file_bytes,
     adult_table,
     anes96,
     household_trend,
+    massachusetts_1940_households,
     synthetic_clusters,
     synthetic_households,
 )
@@ -158,3 +161,78 @@ def test_anes96_codes_party_and_household_trend_follows_its_formula() -> None:
     assert np.bincount(data.x).tolist() == [488, 37, 419]
     u = np.linspace(0, 1, 11)
     np.testing.assert_allclose(household_trend(u), 0.5 + 0.4 * np.sin(4 * np.pi * u))
+
+
+def _refuse_to_build(*_args, **_kwargs):
+    raise AssertionError("the data were built before the arguments were checked")
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: massachusetts_1940_households(rng="seed"), TypeError, "rng"),
+        (lambda: massachusetts_1940_households(rng=-1), ValueError, "rng"),
+        (lambda: adult(n=10**6), ValueError, "n must be at most 32561"),
+        (lambda: adult("all", n=48_843), ValueError, "n must be at most 48842"),
+        (lambda: adult(rng="seed"), TypeError, "rng"),
+        (lambda: adult(split=3), TypeError, "split"),
+        (lambda: adult(n=2.5), TypeError, "n must be an integer"),
+    ],
+)
+def test_arguments_are_checked_before_the_data_are_built(monkeypatch, call, error,
+                                                         message: str) -> None:
+    from shuffle_lib import datasets
+
+    monkeypatch.setattr(datasets, "massachusetts_1940_tenure", _refuse_to_build)
+    monkeypatch.setattr(datasets, "adult_table", _refuse_to_build)
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_synthetic_noise_is_limited_so_positions_stay_finite() -> None:
+    assert np.isfinite(synthetic_clusters(1000, rng=0, noise=MAX_NOISE).t).all()
+    with pytest.raises(ValueError, match="noise"):
+        synthetic_clusters(100, rng=0, noise=1e300)  # drew infinite positions before
+
+
+_T, _X = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
+
+
+@pytest.mark.parametrize(
+    ("fields", "error", "message"),
+    [
+        ({"t": None}, TypeError, "t must"),
+        ({"t": [[0.0], [np.nan], [1.0]]}, ValueError, "t must"),
+        ({"t": [0.0, 1.0, 2.0]}, ValueError, "t must"),
+        ({"t": np.zeros((3, 0))}, ValueError, "t must"),
+        ({"t": np.broadcast_to(0.0, (10**12, 1))}, ValueError, "t has"),
+        ({"x": [0, 1]}, ValueError, "x must"),
+        ({"x": [0, 1, 2]}, ValueError, "x must"),
+        ({"x": [0, -1, 1]}, ValueError, "x must"),
+        ({"x": [0.0, 1.0, 1.0]}, ValueError, "x must"),
+        ({"x": "011"}, TypeError, "x must"),
+        ({"n_categories": 1}, ValueError, "n_categories"),
+        ({"n_categories": 2.0}, TypeError, "n_categories"),
+        ({"t_p": [1.0, 2.0]}, ValueError, "t_p must"),
+        ({"t_p": [1.0, np.inf, 2.0]}, ValueError, "t_p must"),
+        ({"t_p": "abc"}, TypeError, "t_p must"),
+        ({"description": None}, TypeError, "description"),
+        ({"t_p_categorical": "yes"}, TypeError, "t_p_categorical"),
+        ({"t_p_categorical": True}, ValueError, "t_p_categorical"),
+    ],
+)
+def test_public_private_data_checks_its_fields(fields: dict, error, message: str) -> None:
+    valid = {"t": _T, "x": _X, "n_categories": 2}
+    PublicPrivateData(**valid)
+    with pytest.raises(error, match=message):
+        PublicPrivateData(**{**valid, **fields})
+
+
+def test_every_loader_builds_a_valid_record() -> None:
+    for data in (synthetic_clusters(50, rng=0), synthetic_households(4, 3, rng=0), anes96(),
+                 adult(n=50, rng=0)):
+        assert data.t.dtype == float and data.x.dtype == np.int64
+        assert data.t.shape[0] == data.x.size and data.x.max() < data.n_categories
+        rebuilt = PublicPrivateData(data.t, data.x, data.n_categories, data.t_p,
+                                    data.description, data.t_p_categorical)
+        np.testing.assert_array_equal(rebuilt.t, data.t)

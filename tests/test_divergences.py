@@ -108,3 +108,18 @@ def test_rows_and_laws_of_the_wrong_type_are_refused(call, message: str) -> None
 def test_rows_may_be_lists_or_array_rows() -> None:
     assert symmetric_difference_distance([[1, 2], [3, 4]], np.array([[3, 4], [1, 2]])) == 0
     assert hamming_set_distance([[1, 2]], [(1, 3)]) == 1.0
+
+
+def test_normalized_renyi_never_uses_orders_past_max_alpha() -> None:
+    # the grid started at 1 + 1e-6 even when max_alpha was closer to 1 (scipy then refused the
+    # reversed bracket with its own error); max_alpha above the largest Rényi order is refused
+    # naming max_alpha, not alpha
+    p, q = [0.75, 0.25], [0.25, 0.75]
+    for max_alpha in (1 + 1e-9, 1 + 1e-7):
+        value = normalized_renyi_divergence(p, q, max_alpha=max_alpha)
+        orders = 1 + np.geomspace(1e-12, max_alpha - 1, 50)
+        # the supremum over (1, max_alpha] of D_alpha / alpha, each order from the definition
+        best = max(max(renyi_divergence(p, q, a), renyi_divergence(q, p, a)) / a for a in orders)
+        assert value == pytest.approx(math.sqrt(best), rel=1e-6)
+    with pytest.raises(ValueError, match="max_alpha"):
+        normalized_renyi_divergence(p, q, max_alpha=1e301)

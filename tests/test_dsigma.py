@@ -644,3 +644,163 @@ def test_hamming_class_count_handles_huge_n_exactly() -> None:
                                       DSigmaMechanism.permutation_log_prob])
 def test_public_functions_have_examples(function) -> None:
     assert ">>>" in function.__doc__
+
+
+def _tied_points(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """Positions on a coarse integer grid: many people share a position, and many distinct
+    positions are at equal distance from each other."""
+    return rng.integers(0, 4, size=(n, d)).astype(float)
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_groups_nearest_with_ties_matches_brute_force(d: int) -> None:
+    rng = np.random.default_rng(40 + d)
+    for _ in range(30):
+        n = int(rng.integers(1, 60))
+        points = _tied_points(rng, n, d)
+        k = int(rng.integers(1, n + 1))
+        dist = np.linalg.norm(points[:, None] - points[None], axis=2)  # the O(n^2) route
+        for i, g in enumerate(groups_nearest(points, k)):
+            assert g.size == k and np.unique(g).size == k and i in g
+            # the k nearest: the same distances as the k smallest of the full row
+            np.testing.assert_array_equal(np.sort(dist[i, g]), np.sort(dist[i])[:k])
+            # closest first, and people who share a position by increasing index (after the
+            # owner, when the owner is put in front)
+            assert np.all(np.diff(dist[i, g]) >= 0)
+            listed = g[1:] if g[0] == i else g
+            for position in np.unique(points[listed], axis=0):
+                same = listed[(points[listed] == position).all(axis=1)]
+                assert np.all(np.diff(same) > 0)
+
+
+def test_groups_nearest_all_at_one_position() -> None:
+    groups = groups_nearest(np.zeros(6), 3)
+    # the first k people by index; anybody else is added in front of the first k - 1
+    assert [g.tolist() for g in groups] == [[0, 1, 2]] * 3 + [[3, 0, 1], [4, 0, 1], [5, 0, 1]]
+
+
+def test_groups_nearest_without_ties_is_the_kd_tree_answer() -> None:
+    from scipy.spatial import cKDTree
+
+    points = np.random.default_rng(3).random((500, 2))
+    _, expected = cKDTree(points).query(points, k=7)
+    np.testing.assert_array_equal(np.vstack(groups_nearest(points, 7)), expected)
+
+
+def test_groups_nearest_limit_is_checked_before_any_copy() -> None:
+    huge = np.broadcast_to(0.0, (10**6,))  # no memory of its own; a copy would be 8 MB
+    with pytest.raises(ValueError, match="MAX_NEAREST"):
+        groups_nearest(huge, 5)
+    with pytest.raises(ValueError, match="MAX_NEAREST"):
+        groups_nearest(np.zeros(10**5), 41)
+    with pytest.raises(ValueError, match="MAX_NEAREST"):
+        groups_nearest(np.broadcast_to(0.0, (10**12,)), 2)
+
+
+def test_size_limits_come_before_validation_of_the_entries() -> None:
+    # invalid entries beyond the documented size: the size is what is reported
+    with pytest.raises(ValueError, match="n <= 9"):
+        optimal_width_brute_force([["a"]] * 10)
+    with pytest.raises(ValueError, match="n <= 8"):
+        sensitivity_brute_force([0.5] * 9, [[0]] * 9)
+    with pytest.raises(ValueError, match=r"len\(orders\) \* n \* n"):
+        kendall_neighbour_changes(np.zeros(4000, dtype=int), np.zeros(4000, dtype=int),
+                                  np.zeros(4000, dtype=int))
+    with pytest.raises(ValueError, match="trials must"):
+        empirical_preservation(_MECH, ["not", "a", "subset"], 0.1, 10**12)
+    with pytest.raises(ValueError, match="trials must"):
+        empirical_preservation_of_subsets(_MECH, [["x"]], 0.1, 10**12)
+
+
+@pytest.mark.parametrize("distance", ["kendall", "hamming"])
+def test_sample_permutation_is_the_documented_draw(distance: str) -> None:
+    from shuffle_lib.permutations import mallows_sample
+
+    mech = DSigmaMechanism(A10_GROUPS, alpha=2.0, distance=distance)
+    for seed in range(20):
+        drawn = mallows_sample(mech.n, mech.theta, mech.reference, distance, rng=seed)
+        np.testing.assert_array_equal(mech.sample_permutation(seed),
+                                      output_order(mech.reference, drawn))
+
+
+def test_empirical_preservation_is_the_quantile_of_the_drawn_orders() -> None:
+    mech = DSigmaMechanism(A10_GROUPS, alpha=1.5)
+    subsets = [[1, 2, 4, 7], [0], [3, 5]]
+    gen = np.random.default_rng(9)
+    orders = [mech.sample_permutation(gen) for _ in range(300)]
+    for delta in (0.0, 0.05, 0.5):
+        expected = [float(np.sort([preservation(o, s) for o in orders])[300 - math.ceil(
+            (1 - delta) * 300)]) for s in subsets]
+        assert empirical_preservation_of_subsets(mech, subsets, delta, 300, rng=9) == expected
+
+
+def test_reidentification_odds_bound_at_every_group_size() -> None:
+    import mpmath
+
+    mpmath.mp.dps = 40
+    largest = np.finfo(float).max
+    for exponent in range(1, 401, 7):  # group sizes 10 to 1e400 on a log grid
+        r = 10**exponent + 3
+        for eps, alpha, k in ((0.2, 0.0, 1), (1.0, 3.0, 4), (50.0, 1e3, 2)):
+            if not 2 * k < r:
+                continue
+            exact = mpmath.mpf((r - k) // k) * mpmath.exp(-(2 * k * eps + alpha))
+            got = reidentification_odds_bound(eps, alpha, r, k)
+            assert math.isfinite(got) and got >= 0
+            if exact > largest:
+                assert got == pytest.approx(largest, rel=1e-12)
+            else:
+                assert float(exact) == pytest.approx(got, rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("placement", ["centred", "random"])
+def test_known_width_groups_are_runs_of_the_hidden_ranking(placement: str) -> None:
+    for n, width in ((1, 0), (7, 3), (50, 0), (200, 9)):
+        groups, hidden = groups_with_known_width(n, width, placement, rng=n + width)
+        rank = np.empty(n, dtype=int)
+        rank[hidden] = np.arange(n)
+        for person, g in enumerate(groups):
+            assert person in g and g.dtype == np.int64
+            ranks = np.sort(rank[g])
+            np.testing.assert_array_equal(ranks, np.arange(ranks[0], ranks[0] + width + 1))
+            if placement == "centred":  # centred on the person, moved inwards at the ends
+                assert ranks[0] == min(max(rank[person] - width // 2, 0), n - 1 - width)
+
+
+def _worst_change_by_every_rearrangement(values, orders, groups) -> float:
+    """The definition: every group, every rearrangement rho of it, every order o."""
+    index = {tuple(o): i for i, o in enumerate(orders.tolist())}
+    worst = 0.0
+    for group in groups:
+        for rearranged in itertools.permutations(group.tolist()):
+            relabel = np.arange(orders.shape[1])
+            relabel[group] = rearranged
+            partner = np.array([index[tuple(row)] for row in relabel[orders].tolist()])
+            worst = max(worst, float(np.max(values - values[partner])))
+    return worst
+
+
+@pytest.mark.parametrize("distance", ["kendall", "hamming"])
+def test_exhaustive_checks_equal_the_definition(distance: str) -> None:
+    from shuffle_lib.dsigma import _all_permutations
+
+    rng = np.random.default_rng(17)
+    for _ in range(12):
+        n = int(rng.integers(2, 6))
+        groups = [np.unique(np.r_[i, rng.choice(n, int(rng.integers(0, 3)))]) for i in range(n)]
+        ref = rng.permutation(n)
+        orders = _all_permutations(n)
+        distances = np.array([rank_distance(o[ref], ref, distance) for o in orders], float)
+        expected = max(_worst_change_by_every_rearrangement(d, orders, groups)
+                       for d in (-distances, distances))
+        assert sensitivity_brute_force(ref, groups, distance) == expected
+        mech = DSigmaMechanism(groups, 1.3, distance, ref)
+        log_probs = np.array([mech.permutation_log_prob(o) for o in orders])
+        assert exhaustive_privacy_loss(mech) == _worst_change_by_every_rearrangement(
+            log_probs, orders, mech._checked)
+        if distance == "kendall":
+            positions = np.array([kendall_tau_positions(o[ref], ref) for o in orders])
+            log_probs = -mech.theta * positions - np.log(np.sum(np.exp(-mech.theta * distances)))
+            assert exhaustive_privacy_loss(mech, None, "positions") == pytest.approx(
+                _worst_change_by_every_rearrangement(log_probs, orders, mech._checked),
+                rel=1e-12)

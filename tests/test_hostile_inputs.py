@@ -6,12 +6,20 @@ arguments, each replaced in turn by hostile values (NaN, infinities, negatives, 
 time and memory limit, in a ``ValueError``/``TypeError`` from our own validation that names the
 argument, or in a finite, correctly shaped result. A public object without a docstring example
 fails the suite unless it is exempted below with a reason.
+
+Each real-valued argument is also swept over a log grid of magnitudes from 1e-300 to 1e300, with
+the same verdict; an epsilon accountant must in addition never return 0 at a less private setting
+than its example's, where its result is positive. Each array argument is also replaced by a
+broadcast view of 1e10 entries, which must be refused by a size check (issue 32).
 """
 
 from __future__ import annotations
 
 import hostile_api
+import numpy as np
 import pytest
+
+from shuffle_lib._validation import check_array
 
 TIME_LIMIT_SECONDS = 5.0
 
@@ -29,6 +37,8 @@ MAY_RETURN_INFINITY: dict[str, str] = {
     "shuffle_lib.audit.threshold_attack":
         "the 'never guess' test has threshold +inf, the best test on indistinguishable samples",
     "shuffle_lib.audit.audit": "reports threshold_attack's outcome, threshold +inf as above",
+    "shuffle_lib.audit.AttackOutcome":
+        "the record of a test that never (+inf) or always (-inf) guesses x keeps its threshold",
     "shuffle_lib.divergences.hamming_set_distance": "datasets of different sizes",
     "shuffle_lib.divergences.normalized_renyi_divergence": "supports differ",
     "shuffle_lib.inference.inferential_privacy_loss":
@@ -51,22 +61,19 @@ MAY_RETURN_INFINITY: dict[str, str] = {
     "shuffle_lib.swapping.exact_swapping_epsilon": "no finite budget exists (e.g. p = 0)",
 }
 
-# Public objects not exercised with hostile values, and why.
-EXEMPT: dict[str, str] = {
-    "shuffle_lib.audit.AttackOutcome":
-        "a frozen record built only by threshold_attack and audit; its epsilon re-checks fields",
-    "shuffle_lib.datasets.PublicPrivateData":
-        "a frozen record built only by the dataset loaders, which validate their inputs",
-}
+# Public objects not exercised with hostile values, and why. (The two public records,
+# ``audit.AttackOutcome`` and ``datasets.PublicPrivateData``, were exempt until they validated
+# their fields on construction; issue 32 made them do so, so they are exercised like the rest.)
+EXEMPT: dict[str, str] = {}
 
 API = hostile_api.public_api()
 
 
 @pytest.fixture(scope="module")
 def results() -> tuple[dict[str, hostile_api.Call], dict[str, list[str]], int]:
-    calls, cases = hostile_api.build_cases(API)
-    outcomes = hostile_api.run_all(API, cases, TIME_LIMIT_SECONDS)
-    failures = hostile_api.judge(cases, outcomes, set(MAY_RETURN_INFINITY))
+    calls, cases, outcomes = hostile_api.run_suite(API, TIME_LIMIT_SECONDS)
+    accountants = {q for q, obj in API.items() if hostile_api.is_epsilon_accountant(q, obj)}
+    failures = hostile_api.judge(cases, outcomes, set(MAY_RETURN_INFINITY), accountants)
     print(f"\nhostile inputs: {len(API)} public objects, {len(calls)} with an example, "
           f"{len(cases)} calls, {len(EXEMPT)} exemptions")
     return calls, failures, len(cases)
@@ -91,3 +98,89 @@ def test_the_suite_exercises_most_of_the_api(results) -> None:
     calls, _, n_cases = results
     assert len(calls) + len(EXEMPT) == len(API)
     assert n_cases >= 20 * len(calls)
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge itself: each new family of cases fails on the defect it is meant to catch.
+
+
+def _vanishing_accountant(eps_i: list[float], delta: float) -> float:
+    """A fake epsilon accountant with the defect of issue 32: a user above e^709 is dropped."""
+    kept = [e for e in eps_i if e < 709.5] or [0.0]
+    return max(kept) * (1.0 if delta > 1e-200 else 0.0)
+
+
+def _copying_function(x: object) -> float:
+    """A fake function that copies its array before any size check."""
+    return float(np.asarray(x, dtype=float).astype(float).sum())
+
+
+def _checked_function(x: object) -> float:
+    """A fake function that validates through the shared checks."""
+    return float(check_array(x, "x").sum())
+
+
+def _judge_fake(name: str, obj, call: hostile_api.Call, accountant: bool) -> list[str]:
+    cases = [hostile_api.Case(name, "<valid>", "valid", call)]
+    cases += hostile_api.hostile_cases(name, obj, call)
+    cases += hostile_api.hostile_cases(name, obj, call, hostile_api.SWEEP_GRID)
+    # in the forked workers and their memory limit: a copy of a huge view must fail there
+    outcomes = hostile_api.run_all({name: obj}, cases, TIME_LIMIT_SECONDS, workers=1)
+    failures = hostile_api.judge(cases, outcomes, set(), {name} if accountant else set())
+    return failures.get(name, [])
+
+
+def test_the_range_sweep_catches_an_accountant_whose_epsilon_vanishes() -> None:
+    # with other users the dropped user leaves a positive (wrong) epsilon: not a zero, not caught
+    call = hostile_api.Call(([0.5, 1.0, 0.2], 1e-6), {})
+    failures = _judge_fake("fake_epsilon", _vanishing_accountant, call, accountant=True)
+    assert not any("returned epsilon 0" in f for f in failures if f.startswith("eps_i="))
+    # alone, the user at 710 vanishes
+    call = hostile_api.Call(([1.0], 1e-6), {})
+    failures = _judge_fake("fake_epsilon", _vanishing_accountant, call, accountant=True)
+    assert "eps_i=entry 0 sweep 710: returned epsilon 0" in "\n".join(failures)
+    assert "delta=sweep 1e-300" not in "\n".join(failures)  # 1e-300 is among the hostile values
+    assert "delta=1e-300: returned epsilon 0" in "\n".join(failures)
+    assert not any(f.startswith("eps_i=entry 0 sweep 700:") for f in failures)
+    # the same function, not declared an accountant, is only held to finiteness and shape
+    assert not any("returned epsilon 0" in f
+                   for f in _judge_fake("fake", _vanishing_accountant, call, accountant=False))
+
+
+def test_the_huge_view_catches_a_copy_before_the_size_check() -> None:
+    call = hostile_api.Call(([1.0, 2.0],), {})
+    copying = _judge_fake("fake_copy", _copying_function, call, accountant=False)
+    assert any(f.startswith("x=huge view: error not raised by our validation: MemoryError")
+               for f in copying)
+    checked = _judge_fake("fake_checked", _checked_function, call, accountant=False)
+    assert not any(f.startswith("x=huge view") for f in checked), checked
+
+
+def test_every_real_and_array_argument_gets_the_new_families() -> None:
+    call = hostile_api.Call((0.5, [1.0, 2.0], np.ones((3, 3)), np.arange(4)), {})
+
+    def function(a: float, b: list[float], c: np.ndarray, d: np.ndarray) -> float:
+        return 0.0
+
+    cases = (hostile_api.hostile_cases("f", function, call)
+             + hostile_api.hostile_cases("f", function, call, hostile_api.SWEEP_GRID))
+    labels = {(c.argument, c.label) for c in cases}
+    for level in hostile_api.SWEEP_GRID:
+        if level not in (0.5, 1e-300, 1e300):  # the valid value, and two hostile values
+            assert ("a", f"sweep {level:g}") in labels
+        if level not in (1.0, 1e300):  # the valid first entry; "entry 1e300" is a hostile value
+            assert ("b", f"entry 0 sweep {level:g}") in labels
+            assert ("c", f"entry 0 sweep {level:g}") in labels
+    assert {("b", "huge view"), ("c", "huge view"), ("d", "huge view")} <= labels
+    assert not any(arg == "d" and label.startswith("entry 0 sweep") for arg, label in labels)
+
+
+def test_the_accountant_list_holds_the_certified_epsilons_and_no_floor() -> None:
+    accountants = {q for q, obj in API.items() if hostile_api.is_epsilon_accountant(q, obj)}
+    prefix = "shuffle_lib.accounting."
+    for name in ("personalized.personalized_numerical_epsilon",
+                 "personalized.clone_reduction_epsilon",
+                 "personalized.personalized_laplace_epsilon",
+                 "shuffle.clone_numerical_epsilon", "shuffle.fmt21_numerical_epsilon"):
+        assert prefix + name in accountants
+    assert prefix + "shuffle.shuffled_rr_exact_epsilon" not in accountants  # a floor may be 0

@@ -511,3 +511,56 @@ def test_bayes_guess_accuracy_by_loops_and_simulation(rng: np.random.Generator) 
 def test_hostile_input_is_refused_by_our_checks(call, error, message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+def test_order_law_size_is_checked_before_its_entries() -> None:
+    with pytest.raises(ValueError, match="n <= 8"):
+        release_likelihood(np.full(math.factorial(8) + 1, "x", dtype=object), 2)
+    with pytest.raises(ValueError, match="n <= 8"):
+        release_likelihood(np.broadcast_to(0.5, (10**12,)), 2)
+
+
+def test_reidentification_at_huge_group_sizes() -> None:
+    import mpmath
+
+    from shuffle_lib.inference import (
+        blind_reidentification_success,
+        reidentification_alpha_threshold,
+    )
+
+    mpmath.mp.dps = 40
+    for exponent in (3, 20, 100, 400):
+        r = 10**exponent
+        exact = mpmath.log((r - 5) // 5) - 2 * 5 * mpmath.mpf("0.2")  # level 1/2: log(1) = 0
+        assert reidentification_alpha_threshold(0.2, r, 5) == pytest.approx(float(exact),
+                                                                              rel=1e-12)
+    with pytest.raises(ValueError, match="k must be at most 1000"):
+        blind_reidentification_success(10**6, 1001)
+    with pytest.raises(ValueError, match="group_size must be at most"):
+        blind_reidentification_success(10**400, 3)
+    assert blind_reidentification_success(10**15, 1) == pytest.approx(1e-15, rel=1e-12)
+
+
+def test_all_sequences_is_itertools_product() -> None:
+    import itertools
+
+    for n, k in ((1, 1), (4, 1), (1, 5), (3, 3), (7, 2), (2, 9), (5, 4)):
+        expected = np.array(list(itertools.product(range(k), repeat=n)), dtype=np.int64)
+        got = all_sequences(n, k)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected.reshape(-1, n))
+    assert all_sequences(10**6, 1).shape == (1, 10**6)  # one sequence, built at once
+
+
+def test_assignment_likelihood_is_the_definition() -> None:
+    rng = np.random.default_rng(31)
+    for n in range(1, 6):
+        probs = rng.random(math.factorial(n))
+        probs /= probs.sum()
+        orders = all_orders(n)
+        index = {tuple(o): row for row, o in enumerate(orders.tolist())}
+        expected = np.zeros((len(orders), len(orders)))
+        for row, sigma in enumerate(orders):  # P[release = sigma[o] | sigma], o by o
+            for order, p in zip(orders, probs, strict=True):
+                expected[row, index[tuple(sigma[order].tolist())]] += p
+        np.testing.assert_array_equal(assignment_likelihood(probs), expected)

@@ -122,3 +122,40 @@ def test_clipping_a_gradient_whose_squared_norm_overflows() -> None:
 
 def test_cross_entropy_of_uniform_weights_is_log_k() -> None:
     assert cross_entropy(np.zeros((3, 5)), _X, _Y) == pytest.approx(np.log(5), rel=1e-15)
+
+
+def test_calibration_once_per_level_gives_the_per_client_result(rng: np.random.Generator
+                                                                ) -> None:
+    # one root search per distinct (eps, delta); the result is the per-client calibration
+    from shuffle_lib.randomizers import gaussian_sigma
+
+    levels = rng.choice([0.05, 0.5, 2.0, 40.0], size=200)
+    deltas = rng.choice([1e-5, 1e-9], size=200)
+    scales = client_noise_scales(levels, deltas, 2.0, 10)
+    per_client = [gaussian_sigma(e, d, 0.4, "analytic") for e, d in zip(levels, deltas,
+                                                                         strict=True)]
+    assert np.array_equal(scales, per_client)
+    equal = client_noise_scales(np.full(10**5, 0.5), 1e-5, 2.0, 10)
+    assert equal.shape == (10**5,) and (equal == gaussian_sigma(0.5, 1e-5, 0.4, "analytic")).all()
+
+
+@pytest.mark.parametrize("call", [accuracy, cross_entropy, per_record_gradients])
+def test_functions_with_labels_refuse_none(call) -> None:
+    # None used to mean "no labels" inside: accuracy returned 0.0, the others an AttributeError
+    with pytest.raises(TypeError, match="labels"):
+        call(np.zeros((3, 2)), [[1.0, 0.0]], None)
+
+
+def test_clip_rows_clips_rows_whose_squares_underflow_or_overflow() -> None:
+    import mpmath
+
+    mpmath.mp.dps = 40
+    rows = np.array([[3e-200, 4e-200], [3e200, 4e200], [3.0, 4.0], [0.0, 0.0]])
+    for clip in (1e-250, 1e-190, 1.0, 1e250):
+        clipped = clip_rows(rows, clip)
+        for row, out in zip(rows, clipped, strict=True):
+            norm = mpmath.sqrt(mpmath.fsum(mpmath.mpf(v) ** 2 for v in row))
+            factor = min(mpmath.mpf(1), mpmath.mpf(clip) / norm) if norm else 1
+            expected = [float(mpmath.mpf(v) * factor) for v in row]
+            assert out == pytest.approx(expected, rel=1e-14, abs=0)
+    assert np.isfinite(clipped).all()

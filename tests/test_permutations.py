@@ -282,3 +282,10 @@ def test_huge_derangement_counts_stay_finite() -> None:
 
 def test_check_permutation_has_an_example() -> None:
     assert ">>>" in check_permutation.__doc__
+
+
+def test_mallows_reference_length_is_checked_before_its_entries() -> None:
+    with pytest.raises(ValueError, match="reference has 6 items"):
+        mallows_sample(5, 1.0, reference=np.array(["a"] * 6, dtype=object))
+    with pytest.raises(ValueError, match="reference has 1000000000000 items"):
+        mallows_sample(5, 1.0, reference=np.broadcast_to(0, (10**12,)))

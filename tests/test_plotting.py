@@ -360,3 +360,46 @@ def test_dsigma_explorer_refuses_bad_settings(small_synthetic, change, error, me
     arguments = {"t": data.t, "x": data.x, "sources": sources, **change}
     with pytest.raises(error, match=message):
         explore_dsigma_attack(**arguments)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "beta", "name"),
+    [
+        ([0.0, 0.5, 1.5], [1.0, 0.4, 0.0], "alpha"),
+        ([-0.1, 0.5, 1.0], [1.0, 0.4, 0.0], "alpha"),
+        ([0.0, 0.5, np.inf], [1.0, 0.4, 0.0], "alpha"),
+        ([0.0, 0.5, 1.0], [1.0, 1.2, 0.0], "curves"),
+        ([0.0, 0.5, 1.0], [1.0, -1e-9, 0.0], "curves"),
+        ([0.0, 0.5, 1.0], [1.0, -np.inf, 0.0], "curves"),
+    ],
+)
+def test_tradeoff_points_off_the_unit_square_are_refused(alpha, beta, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        plot_tradeoff_curves(alpha, {"f": beta})
+
+
+def test_tradeoff_curves_keep_gaps_and_the_closed_square() -> None:
+    fig = plot_tradeoff_curves([0.0, 0.5, 1.0], {"f": [1.0, np.nan, 0.0]})  # NaN: a gap
+    drawn = fig.axes[0].get_lines()[1].get_ydata()
+    assert np.isnan(drawn[1]) and drawn[0] == 1.0 and drawn[2] == 0.0
+    for eps in np.geomspace(1e-300, 20.0, 9):  # every explorer level stays on the square
+        explore_tradeoff(float(eps), float(eps))
+
+
+def test_histograms_beyond_the_bar_limit_have_the_same_heights() -> None:
+    from shuffle_lib.plotting import BAR_BINS_MAX, MAX_BINS
+
+    values = np.random.default_rng(8).normal(size=5_000)
+    for bins in (BAR_BINS_MAX, BAR_BINS_MAX + 1, MAX_BINS):
+        fig = plot_histograms({"a": values}, xlabel="x", bins=bins)
+        heights, edges = np.histogram(values, bins=bins, density=True)  # numpy's own route
+        patches = fig.axes[0].patches
+        if bins <= BAR_BINS_MAX:
+            np.testing.assert_allclose([p.get_height() for p in patches], heights, rtol=1e-12)
+        else:  # one outline: its vertices climb to each bin's height between its edges
+            assert len(patches) == 1
+            outline = patches[0].get_path().vertices
+            tops = outline[1:-1:2, 1][: heights.size]
+            np.testing.assert_allclose(tops, heights, rtol=1e-12)
+            np.testing.assert_allclose(outline[1:-1:2, 0][: heights.size], edges[:-1],
+                                       rtol=1e-12)

@@ -273,7 +273,7 @@ def test_krr_frequency_estimate_at_tiny_eps_is_huge_but_finite() -> None:
         (lambda: laplace_mechanism(["0.5"], 1.0), TypeError, "x must be"),
         (lambda: gaussian_mechanism([True], 0.5, 1e-5), TypeError, "x must be"),
         (lambda: rr_frequency_estimate([0, 2], 1.0), ValueError, "reports must lie in"),
-        (lambda: rr_frequency_estimate([0, 1], 1e-300), ValueError, "eps"),
+        (lambda: rr_frequency_estimate([1, 1], 1e-310), ValueError, "eps"),  # 1e310 overflows
     ],
 )
 def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
@@ -283,3 +283,73 @@ def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> 
 
 def test_huge_user_counts_are_fine() -> None:
     assert rr_estimate_std(10**30, 1.0) == pytest.approx(rr_estimate_std(1, 1.0) * 1e-15)
+
+
+def _mp_personalized_laplace_std(eps: list[float], sensitivity: float) -> float:
+    import mpmath
+
+    with mpmath.workdps(40):
+        total = mpmath.fsum((mpmath.mpf(sensitivity) / mpmath.mpf(e)) ** 2 for e in eps)
+        return float(mpmath.sqrt(2 * total) / len(eps))
+
+
+def _mp_personalized_rr_std(eps: list[float]) -> float:
+    import mpmath
+
+    with mpmath.workdps(40):  # 1 - 2q = tanh(eps / 2), q (1 - q) = 1 / (4 cosh^2(eps / 2))
+        variance = mpmath.fsum(1 / (4 * mpmath.cosh(mpmath.mpf(e) / 2) ** 2) for e in eps)
+        return float(mpmath.sqrt(variance) / mpmath.fsum(mpmath.tanh(mpmath.mpf(e) / 2)
+                                                         for e in eps))
+
+
+def test_personalized_stds_match_40_digits_over_the_whole_range() -> None:
+    # squares of 1/eps used to overflow (eps below 1e-154: inf) or underflow (above 1e154: 0),
+    # and q (1 - q) to underflow above eps = 745 (sd 0 where it is e^{-eps/2})
+    from shuffle_lib.randomizers import personalized_laplace_mean_std, personalized_rr_estimate_std
+
+    for level in np.geomspace(1e-300, 1e300, 61):
+        for eps in ([level], [level, 1.0], [level] * 3 + [2 * level]):
+            for sensitivity in (1.0, 1e-8):
+                assert personalized_laplace_mean_std(eps, sensitivity) == pytest.approx(
+                    _mp_personalized_laplace_std(eps, sensitivity), rel=1e-13)
+    for level in [*np.geomspace(1e-300, 1e3, 41), 745.5, 800.0, 1400.0]:
+        for eps in ([level], [level, 2 * level], [level] * 4):
+            assert personalized_rr_estimate_std(eps) == pytest.approx(
+                _mp_personalized_rr_std(eps), rel=1e-12)
+    with pytest.raises(ValueError, match="overflows"):
+        personalized_rr_estimate_std([1e-320])
+    with pytest.raises(ValueError, match="overflows"):
+        personalized_laplace_mean_std([1e-300], 1e300)
+
+
+def test_stds_and_estimates_stay_exact_where_an_intermediate_overflows() -> None:
+    import mpmath
+
+    # sqrt(2 / n) * sensitivity overflows before the division by eps > 1
+    with mpmath.workdps(40):
+        expected = float(mpmath.sqrt(2) * mpmath.mpf(1.5e308) / 10)
+    assert laplace_mean_std(1, 10.0, 1.5e308) == pytest.approx(expected, rel=1e-13)
+    # 1 - 2q cancelled at small eps (relative error 1e-4 at eps = 1e-12): tanh(eps / 2) instead
+    assert rr_frequency_estimate([0, 1], 1e-300) == 0.5  # was refused: 1 - 2q rounded to 0
+    for eps in np.geomspace(1e-300, 1e-3, 12):
+        with mpmath.workdps(400):  # 1 - 2q is about eps / 2: 400 digits keep 40 of them
+            q = 1 / (1 + mpmath.exp(mpmath.mpf(eps)))
+            expected = float((3 - 4 * q) / (4 * (1 - 2 * q)))
+        assert rr_frequency_estimate([1, 0, 1, 1], float(eps)) == pytest.approx(expected,
+                                                                                 rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "name"),
+    [
+        (lambda: gaussian_sigma(0.5, 1e-5, 1e308, "analytic"), ValueError, "sensitivity"),
+        (lambda: gaussian_sigma(0.5, 1e-300, 1e307), ValueError, "sensitivity"),
+        (lambda: gaussian_sigma(0.5, 1e-5, 1.0, None), TypeError, "calibration"),
+        (lambda: gaussian_sigma(0.5, 1e-5, 1.0, np.array(["classic"])), TypeError, "calibration"),
+        (lambda: laplace_mechanism([0.5], 1e-300, 1e300, rng=0), ValueError, "sensitivity"),
+        (lambda: laplace_mechanism([1.7e308] * 50, 1.0, 1e308, rng=0), ValueError, "overflows"),
+    ],
+)
+def test_noise_scales_beyond_the_float_range_are_refused(call, error: type, name: str) -> None:
+    with pytest.raises(error, match=name):
+        call()

@@ -478,3 +478,44 @@ def test_huge_stratum_sizes_in_the_closed_forms() -> None:
 def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("missing", [np.nan, None, pd.NA])
+def test_a_missing_key_is_refused_by_swap_and_both_helpers(missing) -> None:
+    frame = pd.DataFrame({"size": pd.array([2, missing, 2], dtype=object),
+                          "county": ["A", "B", "C"], "tenure": ["own", "rent", "own"]})
+    for call in (lambda: swap(frame, "size", "county", 0.5, rng=0),
+                 lambda: stratum_codes(frame, "size"),
+                 lambda: stratum_codes(frame, ["tenure", "size"]),
+                 lambda: largest_stratum(frame, "size"),
+                 lambda: largest_stratum(frame, ["tenure", "size"])):
+        with pytest.raises(ValueError, match="column 'size' holds missing values"):
+            call()
+    # a missing value outside the key is a held value like any other, for all three
+    held = frame.assign(size=[2, 2, 2], tenure=["own", missing, "own"])
+    assert stratum_codes(held, "size").tolist() == [0, 0, 0]
+    assert largest_stratum(held, "size") == 3
+    assert swap(held, "size", "county", 1.0, rng=0)["tenure"].isna().sum() == 1
+
+
+def test_scalar_arguments_of_swap_are_checked_before_the_records() -> None:
+    broken = _toy([2]).assign(size=[1.0, np.nan])  # would be refused for its missing key
+    with pytest.raises(TypeError, match="rng"):
+        swap(broken, "size", "county", 0.5, rng="seed")
+    with pytest.raises(ValueError, match="p must"):
+        swap(broken, "size", "county", 1.5)
+    with pytest.raises(ValueError, match="p must"):
+        pairwise_swapping_losses(_toy([9]), "size", "county", 1.5)
+
+
+@pytest.mark.parametrize("b", [1, 3, 264_331, 10**8])
+def test_lower_swap_rate_keeps_its_budget_up_to_the_documented_limit(b: int) -> None:
+    smallest, _ = minimum_swapping_epsilon(b)
+    top = math.log1p(b) + 708
+    for eps in np.geomspace(smallest, top, 60):  # a log grid up to the limit
+        low, high = swap_rates_for_epsilon(b, float(eps))
+        assert 0 < low <= high < 1 or (high == 1.0 and eps > 36)
+        assert swapping_epsilon(b, low) == pytest.approx(eps, rel=1e-12)
+    for eps in (top + 1, 1e5, 1e300):
+        with pytest.raises(ValueError, match="underflow"):
+            swap_rates_for_epsilon(b, eps)

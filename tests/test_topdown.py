@@ -239,3 +239,17 @@ def test_log_pmf_normalizer_at_large_variance() -> None:
 def test_hostile_inputs_are_refused_by_name(call, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+def test_table_sizes_are_checked_before_the_entries() -> None:
+    # entries of the wrong type (a TypeError once read) in an array past the size limit: the
+    # size, known from the shape, is what is reported
+    words = np.full((101, 100), "x", dtype=object)
+    with pytest.raises(ValueError, match="table has 10100 entries"):
+        topdown_two_way(words, 1.0)
+    with pytest.raises(ValueError, match="cells"):
+        project_to_margins(words, np.full(101, "x", dtype=object),
+                           np.full(100, "x", dtype=object))
+    with pytest.raises(ValueError, match="cells"):
+        project_to_margins(np.ones((2, 2)), np.broadcast_to(1, (10**9,)),
+                           np.broadcast_to(1, (10**9,)))
