@@ -246,3 +246,41 @@ def test_gdp_compose_and_group_do_not_overflow_silently() -> None:
 def test_distributions_given_as_strings_are_a_type_error() -> None:
     with pytest.raises(TypeError, match="p must be"):
         tradeoff_from_distributions(np.array(["a", "b"]), [0.5, 0.5], 0.1)
+
+
+# --- issue 32: what a trade-off callable returns is checked, naming the argument -----------------
+
+@pytest.mark.parametrize(
+    ("f", "error", "message"),
+    [
+        (lambda a: 0.5, ValueError, "f must return an array of the shape of its argument"),
+        (lambda a: np.full(1, 0.5), ValueError, "f must return an array of the shape"),
+        (lambda a: np.zeros((3, 3)), ValueError, "f must return an array of the shape"),
+        (lambda a: np.full(a.shape, np.nan), ValueError, "f must return finite values"),
+        (lambda a: np.full(a.shape, np.inf), ValueError, "f must return finite values"),
+        (lambda a: -a, ValueError, "f must return type II errors in \\[0, 1\\]"),
+        (lambda a: None, TypeError, "f must return numbers"),
+        (lambda a: "0.5", TypeError, "f must return numbers"),
+        (lambda a: np.array(["x"] * a.size), TypeError, "f must return real numbers"),
+        (lambda a: [[0.1], [0.2, 0.3]], ValueError, "f must return an array of the shape"),
+    ],
+)
+def test_tradeoff_chain_validates_what_f_returns(f, error, message: str) -> None:
+    # formerly a scalar or a (1,)-array from f was broadcast silently against three alphas
+    with pytest.raises(error, match=message):
+        tradeoff_chain(f, lambda a: gdp_tradeoff(1.0, a), np.array([0.1, 0.2, 0.3]))
+
+
+@pytest.mark.parametrize("g", [lambda a: 0.5, lambda a: np.full(a.shape, np.nan), lambda a: a - 2])
+def test_tradeoff_chain_validates_what_g_returns(g) -> None:
+    with pytest.raises(ValueError, match=r"^g must return"):
+        tradeoff_chain(lambda a: gdp_tradeoff(1.0, a), g, np.array([0.1, 0.2, 0.3]))
+
+
+def test_tradeoff_chain_accepts_lists_and_scalar_alpha() -> None:
+    alphas = [0.1, 0.2, 0.3]
+    listed = tradeoff_chain(lambda a: list(gdp_tradeoff(1.0, a)), lambda a: gdp_tradeoff(0.5, a),
+                            np.array(alphas))
+    np.testing.assert_allclose(listed, gdp_tradeoff(1.5, np.array(alphas)), atol=1e-12)
+    assert np.isclose(tradeoff_chain(lambda a: gdp_tradeoff(1.0, a),
+                                     lambda a: gdp_tradeoff(0.5, a), 0.1), gdp_tradeoff(1.5, 0.1))

@@ -251,3 +251,130 @@ def test_shuffled_rr_delta_keeps_its_digits_at_large_eps0(eps: float, eps0: floa
                     mp.fsum(max(b - scale * a, 0) for a, b in zip(laws[1], laws[0], strict=True)))
     assert exact > 0.5  # a case where 1 - keep in 40 digits loses everything
     assert abs(shuffled_rr_delta(eps, eps0, n, ones) - exact) < mp.mpf(10) ** -30
+
+
+# --- every eps0 the routes accept (issue 32, item 2) ----------------------------------------------
+
+EPS0_SWEEP = [5e-324, 1e-300, 1e-200, 1e-100, 1e-45, 1e-30, 1e-10, 1e-3, 0.5, 3.0, 30.0, 100.0,
+              1e3, 1e10, 1e40, 1e100, 1e200, 1e300]
+
+
+def _independent_digits(eps: float, eps0: float) -> int:
+    """Working precision for the independent enumerations below: 60 digits plus what cancels
+    between P and e^eps Q (a factor e^(eps0 - eps) - 1 apart at most) and what a small flip
+    probability loses in 1 - keep (none here: both are formed directly)."""
+    with mp.workdps(30):
+        gap = mp.expm1(mp.mpf(eps0) - mp.mpf(eps))
+    return 60 + (max(0, int(-mp.log10(gap))) if gap < 1 else 0)
+
+
+def _clone_pair_by_coins(eps: float, eps0: float, n: int, q: mp.mpf) -> mp.mpf:
+    """The clone pair of Feldman, McMillan & Talwar (2021) from its definition: each of the
+    n - 1 others is a clone with probability q (then a fair coin) and otherwise not counted; the
+    target reports its bit with probability keep. Every clone set and coin vector is listed and
+    the seen pair (ones among the target and the clones, zeros likewise) recorded."""
+    with mp.workdps(_independent_digits(eps, eps0)):
+        keep, flip = 1 / (1 + mp.exp(-mp.mpf(eps0))), 1 / (1 + mp.exp(mp.mpf(eps0)))
+        q_mp = mp.mpf(q)
+        laws: dict[int, dict[tuple[int, int], mp.mpf]] = {0: {}, 1: {}}
+        for clones in itertools.product((0, 1), repeat=n - 1):
+            c = sum(clones)
+            weight = q_mp**c * (1 - q_mp) ** (n - 1 - c)
+            for coins in itertools.product((0, 1), repeat=c):
+                heads = sum(coins)
+                for bit in (0, 1):
+                    seen = (heads + bit, c - heads + 1 - bit)
+                    for target, law in laws.items():
+                        prob = weight / mp.mpf(2) ** c * (keep if bit == target else flip)
+                        law[seen] = law.get(seen, 0) + prob
+        scale = mp.exp(mp.mpf(eps))
+        return mp.fsum(max(laws[1][o] - scale * laws[0][o], 0) for o in laws[1])
+
+
+def _shuffled_rr_by_reports(eps: float, eps0: float, n: int, ones: int) -> mp.mpf:
+    """Every report vector of shuffled binary RR listed; the count of ones is what is seen."""
+    with mp.workdps(_independent_digits(eps, eps0)):
+        keep, flip = 1 / (1 + mp.exp(-mp.mpf(eps0))), 1 / (1 + mp.exp(mp.mpf(eps0)))
+        bits = [1] * ones + [0] * (n - 1 - ones)
+        laws = {}
+        for target in (0, 1):
+            law = [mp.mpf(0)] * (n + 1)
+            for reports in itertools.product((0, 1), repeat=n):
+                prob = mp.mpf(1)
+                for bit, report in zip([*bits, target], reports, strict=True):
+                    prob *= keep if bit == report else flip
+                law[sum(reports)] += prob
+            laws[target] = law
+        scale = mp.exp(mp.mpf(eps))
+        return max(mp.fsum(max(a - scale * b, 0) for a, b in zip(laws[1], laws[0], strict=True)),
+                   mp.fsum(max(b - scale * a, 0) for a, b in zip(laws[1], laws[0], strict=True)))
+
+
+def _agree(value: mp.mpf, exact: mp.mpf, digits: int = 38) -> bool:
+    with mp.workdps(80):
+        return abs(value - exact) <= mp.mpf(10) ** -digits * exact
+
+
+@pytest.mark.parametrize("eps0", EPS0_SWEEP)
+def test_every_route_agrees_with_enumeration_at_every_eps0(eps0: float) -> None:
+    """clone_delta, clone_delta_by_enumeration and shuffled_rr_delta against the independent
+    enumerations above, at every eps0 up to the cap. Formerly: clone_delta lost log10(eps0) digits
+    (mp.e ** eps0; all of them from eps0 = 1e40: it returned 0.5 or 0 where the value is 1), and
+    the two enumerations lost log10(1/eps0) digits (all of them below eps0 = 1e-40: 0 for
+    2.5e-301 at eps0 = 1e-300) and log10(e^eps0) digits near eps = eps0 at eps0 = 100."""
+    q = clone_probability_mp(eps0)
+    for n in (2, 4):
+        for fraction in (0.0, 0.5, 0.999):
+            eps = fraction * eps0
+            if eps >= eps0:  # 0.999 * 5e-324 rounds to 5e-324
+                continue
+            exact = _clone_pair_by_coins(eps, eps0, n, q)
+            assert exact > 0
+            assert _agree(clone_delta(eps, eps0, n, q, relative_cutoff=1e-45), exact), (eps, n)
+            assert _agree(clone_delta_by_enumeration(eps, eps0, n, q), exact), (eps, n)
+            for ones in range(n):
+                exact_rr = _shuffled_rr_by_reports(eps, eps0, n, ones)
+                assert exact_rr > 0
+                assert _agree(shuffled_rr_delta(eps, eps0, n, ones), exact_rr), (eps, n, ones)
+    assert clone_delta(eps0, eps0, 3, q) == 0 == clone_delta_by_enumeration(eps0, eps0, 3, q)
+    assert shuffled_rr_delta(eps0, eps0, 3, 1) == 0
+
+
+@pytest.mark.parametrize("eps0", [1e-300, 1e-20, 1.0, 1e200])
+def test_the_enumeration_keeps_its_digits_at_n_40(eps0: float) -> None:
+    q = clone_probability_mp(eps0)
+    for eps in (0.0, 0.5 * eps0):
+        by_counts = clone_delta(eps, eps0, 40, q, relative_cutoff=1e-45)
+        assert _agree(clone_delta_by_enumeration(eps, eps0, 40, q), by_counts, 36)
+
+
+def test_clone_probability_keeps_its_digits_at_huge_eps0() -> None:
+    for eps0 in (1e10, 1e40, 1e300):
+        with mp.workdps(80):
+            exact = mp.exp(-mp.mpf(eps0))
+            exact_stronger = 2 / (mp.exp(mp.mpf(eps0)) + 1)
+        assert _agree(clone_probability_mp(eps0), exact)
+        assert _agree(clone_probability_mp(eps0, "stronger"), exact_stronger)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: clone_probability_mp(2e300),
+    lambda: clone_delta(0.0, 2e300, 3, mp.mpf("0.5")),
+    lambda: clone_pair_laws(2e300, 3, mp.mpf("0.5")),
+    lambda: clone_delta_by_enumeration(0.0, 2e300, 3, mp.mpf("0.5")),
+    lambda: shuffled_rr_delta(0.0, 2e300, 3, 1),
+])
+def test_eps0_above_the_cap_is_refused_naming_it(call) -> None:
+    with pytest.raises(ValueError, match="eps0 must be at most 1e\\+300"):
+        call()
+
+
+def test_clone_pair_laws_keep_their_digits_at_large_eps0() -> None:
+    # formerly the flip probability was 1 - keep: at eps0 = 100 it kept 0 correct digits
+    first, second = clone_pair_laws(100.0, 2, clone_probability_mp(100.0))
+    with mp.workdps(80):
+        flip = 1 / (1 + mp.exp(mp.mpf(100)))
+        expected = (1 - mp.exp(mp.mpf(-100))) * flip
+    # outcome (0, 1): no clone, the target reports 0 (under the first law its bit is 1: a flip)
+    assert _agree(first[(0, 1)], expected)
+    assert _agree(second[(1, 0)], expected)

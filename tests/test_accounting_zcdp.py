@@ -239,3 +239,53 @@ def test_cks_inverse_at_tiny_and_huge_eps() -> None:
 def test_zcdp_compose_overflow_is_an_error() -> None:
     with pytest.raises(ValueError, match="rhos"):
         zcdp_compose([1.5e308, 1.5e308])
+
+
+# --- issue 32: conversions at every level (sweeps: test_level_sweeps_conversions.py) ---
+
+
+def _cks_bound_mp(rho: float, delta: float, gap: mpmath.mpf) -> mpmath.mpf:
+    """The CKS expression at alpha = 1 + gap, from Canonne, Kamath & Steinke (2020), 40 digits."""
+    with mpmath.workdps(40):
+        alpha = 1 + mpmath.mpf(gap)
+        return (alpha * rho + mpmath.log(1 - 1 / alpha)
+                - (mpmath.log(alpha) + mpmath.log(delta)) / (alpha - 1))
+
+
+def test_cks_inverse_converges_at_tiny_eps() -> None:
+    # formerly RuntimeError("Failed to converge after 100 iterations") for eps below ~1e-175
+    for eps in (1e-300, 1e-250, 1e-200):
+        for delta in (1e-100, 1e-10, 1e-3, 1 - 1e-10):
+            rho = approx_dp_to_zcdp(eps, delta, "cks")
+            assert rho >= approx_dp_to_zcdp(0.0, delta, "cks") > 0
+            assert zcdp_to_approx_dp(rho, delta, "cks") <= eps
+
+
+def test_cks_finds_the_optimum_near_delta_one() -> None:
+    # the optimal order is alpha - 1 ~ ln(1/delta), far below the Bun-Steinke optimum: formerly
+    # 8.79 at (40, 1 - 1e-16), where the order alpha - 1 = 1.1e-16 alone certifies 3.27
+    value = zcdp_to_approx_dp(40.0, 1 - 1e-16, "cks")
+    log_inv = -np.log1p(-1e-16)
+    witness = _cks_bound_mp(40.0, 1 - 1e-16, mpmath.mpf(log_inv))
+    assert value <= witness
+    assert value == pytest.approx(3.2631994303229, rel=1e-12)  # the 40-digit infimum (sweep test)
+    assert approx_dp_to_zcdp(3.0, 1 - 1e-16, "cks") == pytest.approx(39.7368005696771, rel=1e-12)
+
+
+def test_bs_inverse_terminates_at_subnormal_delta() -> None:
+    # formerly an endless loop: the relative rounding step of a subnormal rho underflowed to 0
+    for eps in (1e-160, 1e-155, 1e-152):
+        rho = approx_dp_to_zcdp(eps, 5e-324)
+        assert zcdp_to_approx_dp(rho, 5e-324) <= eps
+        exact = (mpmath.mpf(eps) / (2 * mpmath.sqrt(-mpmath.log(mpmath.mpf(5e-324))))) ** 2
+        assert rho <= exact and rho >= exact * (1 - 1e-6) - 1e-323
+
+
+def test_gaussian_zcdp_never_vanishes_and_keeps_digits_at_subnormal_squares() -> None:
+    # formerly 0.0 for sensitivity / sigma below about 1e-162, and the subnormal squares lost
+    # digits: gaussian_zcdp(1.0408e-160, 1.2041e-160) gave 0.66895 for the exact 0.66917
+    sigma, sens = 1.0408163265306123e-160, 1.2040816326530612e-160
+    exact = mpmath.mpf(sens) ** 2 / (2 * mpmath.mpf(sigma) ** 2)
+    assert gaussian_zcdp(sigma, sens) == pytest.approx(float(exact), rel=1e-15)
+    for sigma, sens in ((1.0, 1e-170), (1e200, 1.0), (1e300, 1e-300)):
+        assert gaussian_zcdp(sigma, sens) > 0

@@ -6,6 +6,8 @@ used in the Foundations chapter to compare against the GDP and zCDP accountants.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import expit
@@ -104,16 +106,29 @@ def group_privacy(eps: float, delta: float, k: int) -> tuple[float, float]:
     return total_eps, float(min(1.0, np.exp(min(log_delta, 0.0))))
 
 
+def _times_rounded_up(k: int, eps0: float) -> float:
+    """The product ``k * eps0`` rounded up to a double: never below the exact product (the
+    nearest double can be half a unit below it: ``5 * 1e90`` rounds to 4.9999999999999995e90)."""
+    product = k * eps0
+    if np.isfinite(product) and Fraction(product) < Fraction(k) * Fraction(eps0):
+        product = float(np.nextafter(product, np.inf))
+    return product
+
+
 def _composed_rr_loss(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     # k-fold eps0-RR on input 0 vs input 1: the number x of reports equal to 0 is a sufficient
     # statistic, Bin(k, p) vs Bin(k, 1 - p) with p = e^eps0 / (1 + e^eps0), and its privacy loss
     # is ln(P(x) / Q(x)) = (2x - k) eps0. Outcomes whose probability under P underflows to 0
-    # contribute nothing and are dropped.
+    # contribute nothing and are dropped. The positive losses are rounded up (one step above the
+    # nearest double: the integer times eps0 is one rounding), so that delta, which grows with
+    # each loss, is never computed below its exact value for want of the last bit of a loss.
     support = np.arange(k + 1)
     pmf = binom.pmf(support, k, float(expit(eps0)))
     kept = pmf > 0
     with np.errstate(over="ignore"):
-        return pmf[kept], (2 * support[kept] - k) * eps0
+        loss = (2 * support[kept] - k) * eps0
+    loss = np.where((loss > 0) & np.isfinite(loss), np.nextafter(loss, np.inf), loss)
+    return pmf[kept], loss
 
 
 def _composed_rr_delta(pmf: np.ndarray, loss: np.ndarray, eps: float) -> float:
@@ -152,11 +167,15 @@ def optimal_composition_epsilon(eps0: float, k: int, delta: float) -> float:
     Viswanath 2015): the inverse of :func:`optimal_composition_delta` by bisection on
     :math:`[0, k\varepsilon_0]`, rounded up (within 1e-12, relative above 1).
 
-    At ``delta = 0`` the answer is :math:`k\varepsilon_0` exactly (every outcome is possible
-    under both inputs and the largest privacy loss is :math:`k\varepsilon_0`). Never larger than
-    basic composition :math:`k\varepsilon_0` or the advanced bound. ``k`` at most :data:`K_MAX`
-    (1e6), :math:`k\varepsilon_0` within the float range and ``delta`` 0 or in [1e-300, 1)
-    (:data:`DELTA_MIN`); ``ValueError`` otherwise.
+    At ``delta = 0`` the answer is :math:`k\varepsilon_0` (every outcome is possible under both
+    inputs and the largest privacy loss is :math:`k\varepsilon_0`), rounded up to a double; the
+    privacy losses are rounded up too, so that near a jump of the delta curve (large
+    ``eps0``: ``optimal_composition_epsilon(1e90, 5, 1e-10)`` returned the nearest double
+    4.9999999999999995e90, below the exact answer, 5 times the double 1e90 less about 1e-10) the
+    answer is never below the exact one for want of the last bit. Never larger than
+    basic composition :math:`k\varepsilon_0` (rounded up) or the advanced bound. ``k`` at most
+    :data:`K_MAX` (1e6), :math:`k\varepsilon_0` within the float range and ``delta`` 0 or in
+    [1e-300, 1) (:data:`DELTA_MIN`); ``ValueError`` otherwise.
 
     >>> round(optimal_composition_epsilon(0.5, 1, 0.0), 9)
     0.5
@@ -166,7 +185,8 @@ def optimal_composition_epsilon(eps0: float, k: int, delta: float) -> float:
     delta_val = check_real(delta, "delta", low=0.0, high=1.0, high_open=True)
     if 0 < delta_val < DELTA_MIN:
         raise ValueError(f"delta must be 0 or at least {DELTA_MIN:g}, got {delta!r}")
-    cap = _finite_epsilon(k * eps0_val, "eps0", eps0, k)
+    # k eps0 rounded up: at delta = 0 it is the answer, and the nearest double can be below it
+    cap = _finite_epsilon(_times_rounded_up(k, eps0_val), "eps0", eps0, k)
     if delta_val == 0:
         return cap
     pmf, loss = _composed_rr_loss(eps0_val, k)

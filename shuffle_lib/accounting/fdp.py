@@ -97,8 +97,10 @@ def tradeoff_chain(
     Why: a test with type I error :math:`\alpha` under :math:`P` rejects with probability at most
     :math:`1-f(\alpha)` under :math:`Q`, and :math:`g` is non-increasing. GSPA's statement
     writes the first hypothesis as :math:`T(P,R)\ge f`, a typo for :math:`T(P,Q)\ge f` (its own
-    proof of Theorem 2 uses it that way). ``f`` and ``g`` take an array of type I errors and return
-    type II errors in [0, 1]; the result is exact for Gaussian shifts:
+    proof of Theorem 2 uses it that way). ``f`` and ``g`` take an array of type I errors and must
+    return an array of its shape of finite type II errors in [0, 1]: ``ValueError`` naming ``f``
+    or ``g`` otherwise (``TypeError`` for strings, None or bools). The result is exact for
+    Gaussian shifts:
     :math:`G_{\mu_2}(1-G_{\mu_1}(\alpha))=G_{\mu_1+\mu_2}(\alpha)`.
 
     >>> def f(a): return gdp_tradeoff(1.0, a)
@@ -110,9 +112,38 @@ def tradeoff_chain(
         if not callable(function):
             raise TypeError(f"{name} must be a callable trade-off function, got {function!r}")
     alpha_arr = check_probability(alpha, "alpha")
-    first = check_probability(np.asarray(f(alpha_arr), dtype=float), "f(alpha)")
-    second = check_probability(np.asarray(g(1.0 - first), dtype=float), "g(1 - f(alpha))")
+    first = _tradeoff_values(f, "f", alpha_arr, "alpha")
+    second = _tradeoff_values(g, "g", 1.0 - first, "1 - f(alpha)")
     return scalar_or_array(second)
+
+
+def _tradeoff_values(
+    function: Callable[[np.ndarray], ArrayLike], name: str, points: np.ndarray, label: str
+) -> np.ndarray:
+    """``function(points)`` as a float array, checked as the values of a trade-off function: the
+    shape of ``points`` (a scalar, a wrong length or a broadcastable shape is refused rather than
+    silently broadcast), real numbers (not strings, None or bools), finite, and in [0, 1].
+    ``ValueError`` (``TypeError`` for what is not a number) naming the argument ``name``."""
+    raw = function(points)
+    what = f"{name}({label})"
+    if raw is None or isinstance(raw, str | bytes | bool | np.bool_):
+        raise TypeError(f"{name} must return numbers, got {what} = {raw!r:.80}")
+    try:
+        values = np.asarray(raw)
+    except ValueError as err:  # ragged nesting
+        raise ValueError(f"{name} must return an array of the shape of its argument "
+                         f"{points.shape}, got {what} = {raw!r:.80}") from err
+    if values.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must return real numbers, got {what} of dtype {values.dtype}")
+    if values.shape != points.shape:
+        raise ValueError(f"{name} must return an array of the shape of its argument "
+                         f"{points.shape}, got {what} of shape {values.shape}")
+    values = values.astype(float)
+    if not np.isfinite(values).all():
+        raise ValueError(f"{name} must return finite values, got {what} = {raw!r:.80}")
+    if ((values < 0) | (values > 1)).any():
+        raise ValueError(f"{name} must return type II errors in [0, 1], got {what} = {raw!r:.80}")
+    return values
 
 
 #: Supported range of mu, and the smallest delta the inverse conversions accept. Outside them the
@@ -303,8 +334,11 @@ def _gdp_epsilon_scalar(mu: float, delta: float) -> float:
         root = 0.0
     else:
         root = brentq(excess, 0.0, high, xtol=1e-300, rtol=4 * _ULP)
-    # round up: never report an epsilon whose (upper) delta exceeds the target
-    return _step(root, lambda e: delta_at(e) > delta, max(4 * _ULP * root, _ULP * mu), +1)
+    # round up: never report an epsilon whose (upper) delta exceeds the target. The step is
+    # relative to the root (a step of one ulp of mu overshot tiny roots: gdp_epsilon(1e-30,
+    # gdp_delta(1e-30, 1e-40)) was 1.0000095e-40); ulp * mu only when the root is 0.
+    step = 4 * _ULP * root if root > 0 else _ULP * mu
+    return _step(root, lambda e: delta_at(e) > delta, step, +1)
 
 
 def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
@@ -315,8 +349,11 @@ def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     Upper bound: a root search on the log of the rounded-up :func:`gdp_delta`, then stepped up
     until ``gdp_delta(mu, result) <= delta`` holds in floating point; since that ``gdp_delta``
     is never below the exact one, the result is never below the exact epsilon (relative excess
-    below 1e-12 against mpmath; for ``delta`` within 1e-13 of 1 the answer stays valid but is
-    looser, the rounding margin being relative). Returns 0 when
+    below 1e-12 against mpmath where delta resolves epsilon, i.e. the relative slope
+    :math:`\varepsilon|\delta'(\varepsilon)|/\delta` is not tiny; where delta is flat in
+    epsilon to its own rounding, e.g. ``mu = 1e-30`` and ``eps = 1e-40``, the answer stays valid
+    but can exceed the round trip by 1e-5 relative; for ``delta`` within 1e-13 of 1 it stays
+    valid but is looser, the rounding margin being relative). Returns 0 when
     :math:`\delta \ge 2\Phi(\mu/2)-1`. Supported range: ``mu`` in [1e-300, 1e4] and ``delta``
     in [1e-300, 1); else ``ValueError``.
 

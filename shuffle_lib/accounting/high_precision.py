@@ -4,7 +4,10 @@ response computed from their definitions in 40-digit arithmetic (mpmath).
 This module is the second route that checks the float accountants of
 :mod:`shuffle_lib.accounting.shuffle`, so it shares no code with them: no SciPy, no Boost, nothing
 from the rest of the library but the input checks. It is slow (pure Python, one count at a time)
-and meant for tests and spot checks, not for sweeps.
+and meant for tests and spot checks, not for sweeps. Every route takes ``eps0`` in [0, 1e300]
+(:data:`EPS0_MAX`) and keeps 40 digits there: exponentials by ``mp.exp``, both randomized-response
+probabilities formed directly, and the enumerations raise their working precision until their
+own rounding-error bound is below 1e-42 of the result.
 
 The clone pair of Feldman, McMillan & Talwar (2021): C ~ Bin(n - 1, q) clones, A ~ Bin(C, 1/2),
 the target's bit Delta ~ Bern(k) with k = e^eps0 / (1 + e^eps0); P = (A + Delta, C - A + 1 - Delta)
@@ -35,6 +38,16 @@ TAIL_TRIALS_MAX = 10**9
 #: and the number of users of the routines quadratic in n (:func:`clone_pair_laws`,
 #: :func:`clone_delta_by_enumeration`, :func:`shuffled_rr_delta`; about a second at the limit).
 QUADRATIC_N_MAX = 200
+#: Largest local level ``eps0`` every route takes (``ValueError`` beyond). Exponentials are formed
+#: with ``mp.exp``, which keeps its relative precision at any argument (``mp.e ** x`` rounds the
+#: constant e first and loses log10(x) digits: all of them at x = 1e40), so the cap only keeps
+#: the arguments finite doubles with room to spare.
+EPS0_MAX = 1e300
+#: Working precision the enumerations may raise themselves to (digits): they start at
+#: ``DIGITS + 10`` plus the digits that cancel in :math:`P - e^\varepsilon Q` and add more until
+#: their own rounding-error bound is below 1e-42 of the result. About 370 digits are needed at the
+#: smallest positive eps0 (5e-324); the cap is a guard against a loop, never reached in range.
+DPS_MAX = 5000
 
 
 def _check_real(value: object, name: str, low: float, high: float, low_open: bool = False) -> None:
@@ -47,6 +60,63 @@ def _check_real(value: object, name: str, low: float, high: float, low_open: boo
     if not inside:
         left = "(" if low_open else "["
         raise ValueError(f"{name} must lie in {left}{low}, {high}], got {value!r}")
+
+
+def _check_eps0(eps0: object) -> float:
+    """``eps0`` as a float in [0, :data:`EPS0_MAX`]; ``ValueError`` naming the limit beyond."""
+    value = float(check_epsilon(eps0, "eps0"))
+    if value > EPS0_MAX:
+        raise ValueError(f"eps0 must be at most {EPS0_MAX:g} (the supported range), got {eps0!r}")
+    return value
+
+
+def _keep_flip(eps0: float) -> tuple[mp.mpf, mp.mpf]:
+    r"""Both randomized-response probabilities :math:`1/(1+e^{\mp\varepsilon_0})` directly,
+    never one as 1 minus the other (at large eps0 the flip probability is below the working
+    precision of 1), at the current working precision."""
+    return 1 / (1 + mp.exp(-mp.mpf(eps0))), 1 / (1 + mp.exp(mp.mpf(eps0)))
+
+
+def _start_digits(eps: float, eps0: float) -> int:
+    r"""Working precision to start an enumeration with: 40 digits, ten spare, and the digits that
+    cancel in :math:`P(o) - e^\varepsilon Q(o)` when eps0 is small or eps close to eps0 (their
+    ratio differs from :math:`e^\varepsilon` by a factor :math:`e^{\varepsilon_0-\varepsilon}`
+    or less)."""
+    with mp.workdps(30):
+        gap = mp.expm1(mp.mpf(eps0) - mp.mpf(eps))  # relative room between P and e^eps Q
+        lost = max(0, int(mp.ceil(-mp.log10(gap)))) if gap < 1 else 0
+    return DIGITS + 10 + lost
+
+
+def _certified_hockey_stick(pairs_at: object, eps: float, eps0: float, n: int) -> mp.mpf:
+    r"""Sum of :math:`(P(o) - e^arepsilon Q(o))_+` over the outcomes given by
+    ``pairs_at(dps)`` (an iterable of (P(o), Q(o)) computed at ``dps`` digits from positive terms
+    only, about 4n roundings each), raising the precision until the rounding-error bound
+    :math:`8n\,10^{-	ext{dps}}\sum (P(o)+e^arepsilon Q(o))`, over the outcomes that are
+    positive or within that error of 0, is below :math:`10^{-(	ext{DIGITS}+2)}` of the result.
+    Returns the result rounded to :data:`DIGITS` digits. ``eps < eps0`` (the result is then
+    positive: the outcome with the largest count has likelihood ratio :math:`e^{arepsilon_0}`).
+    """
+    dps = _start_digits(eps, eps0)
+    while dps <= DPS_MAX:
+        with mp.workdps(dps):
+            scale_e = mp.exp(mp.mpf(eps))
+            unit = 8 * n * mp.mpf(10) ** -dps
+            total, weight = mp.mpf(0), mp.mpf(0)
+            for first, second in pairs_at(dps):
+                diff = first - scale_e * second
+                size = first + scale_e * second
+                if diff > -unit * size:
+                    weight += size
+                    if diff > 0:
+                        total += diff
+            if total > 0 and unit * weight <= total * mp.mpf(10) ** -(DIGITS + 2):
+                with mp.workdps(DIGITS):
+                    return +total
+            needed = int(mp.ceil(mp.log10(unit * weight / total))) if total > 0 else dps
+        dps += max(needed + DIGITS + 5, 20)
+    raise RuntimeError(f"the enumeration did not reach {DIGITS} digits within {DPS_MAX} digits "
+                       f"of working precision (eps={eps}, eps0={eps0}, n={n})")
 
 
 def _upper_tail(c: int, x: int) -> mp.mpf:
@@ -119,15 +189,17 @@ def clone_probability_mp(eps0: float, variant: str = "fmt21") -> mp.mpf:
     :math:`2/(e^{\varepsilon_0}+1)` (``"stronger"``) in 40 digits (Feldman, McMillan & Talwar
     2021 and 2023).
 
+    ``eps0`` in [0, :data:`EPS0_MAX`] (1e300; ``ValueError`` beyond).
+
     >>> float(clone_probability_mp(0.0, "stronger"))
     1.0
     """
-    e0 = float(check_epsilon(eps0, "eps0"))
+    e0 = _check_eps0(eps0)
     with mp.workdps(DIGITS):
         if variant == "fmt21":
-            return mp.e ** -mp.mpf(e0)
+            return mp.exp(-mp.mpf(e0))
         if variant == "stronger":
-            return 2 / (mp.e ** mp.mpf(e0) + 1)
+            return 2 / (mp.exp(mp.mpf(e0)) + 1)
     raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
 
 
@@ -144,15 +216,16 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
 
     Limits (``ValueError`` beyond): ``n`` at most :data:`N_MAX` (1e10), at most
     :data:`COUNTS_MAX` (1e5) counts above the cutoff, and the largest of them at most
-    :data:`TAIL_TRIALS_MAX` (1e9). ``q`` is a real number in [0, 1] (an mpmath ``mpf`` keeps its
-    40 digits), ``relative_cutoff`` and ``scale`` lie in (0, 1].
+    :data:`TAIL_TRIALS_MAX` (1e9). ``eps0`` in [0, :data:`EPS0_MAX`] (1e300), ``eps`` >= 0 finite
+    (the result is 0 from ``eps >= eps0`` on). ``q`` is a real number in [0, 1] (an mpmath
+    ``mpf`` keeps its 40 digits), ``relative_cutoff`` and ``scale`` lie in (0, 1].
 
     >>> q = clone_probability_mp(1.0)
     >>> float(clone_delta(0.0, 1.0, 2, q)) == float(clone_delta_by_enumeration(0.0, 1.0, 2, q))
     True
     """
-    check_epsilon(eps)
-    check_epsilon(eps0, "eps0")
+    eps = float(check_epsilon(eps))
+    eps0 = _check_eps0(eps0)
     check_integer(n, "n", 2, N_MAX)
     _check_real(q, "q", 0, 1)
     _check_real(relative_cutoff, "relative_cutoff", 0, 1, low_open=True)
@@ -160,9 +233,9 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
     with mp.workdps(DIGITS):
         if eps >= eps0:
             return mp.mpf(0)  # every likelihood ratio is at most e^eps0
-        flip = 1 / (1 + mp.e ** mp.mpf(eps0))
+        flip = 1 / (1 + mp.exp(mp.mpf(eps0)))
         # k - e^eps (1 - k) and e^eps k - (1 - k), written without cancellation
-        gain = flip * mp.e ** mp.mpf(eps) * mp.expm1(mp.mpf(eps0) - mp.mpf(eps))
+        gain = flip * mp.exp(mp.mpf(eps)) * mp.expm1(mp.mpf(eps0) - mp.mpf(eps))
         loss = flip * mp.expm1(mp.mpf(eps0) + mp.mpf(eps))
         law = _count_law(n - 1, q, mp.mpf(relative_cutoff) * mp.mpf(scale))
         counts = sorted(law, reverse=True)
@@ -189,25 +262,16 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
             c, x = c - 1, new_x
 
 
-def clone_pair_laws(eps0: float, n: int, q: mp.mpf) -> tuple[dict, dict]:
-    """The two laws P and Q of the clone pair, outcome by outcome: dictionaries from the pair
-    (a, b) of counts to its probability (40 digits). Quadratic in n: ``n`` at most
-    :data:`QUADRATIC_N_MAX` (200; ``ValueError`` beyond); ``q`` a real number in [0, 1].
-
-    >>> first, second = clone_pair_laws(1.0, 2, clone_probability_mp(1.0))
-    >>> round(float(sum(first.values())), 12), sorted(first) == sorted(second)
-    (1.0, True)
-    """
-    check_epsilon(eps0, "eps0")
-    check_integer(n, "n", 2, QUADRATIC_N_MAX)
-    _check_real(q, "q", 0, 1)
-    with mp.workdps(DIGITS):
-        keep = mp.e ** mp.mpf(eps0) / (1 + mp.e ** mp.mpf(eps0))
-        flip = 1 - keep
+def _clone_laws_at(eps0: float, n: int, q: object, dps: int) -> tuple[dict, dict]:
+    """The two laws of the clone pair at ``dps`` digits, every probability a sum of products of
+    positive numbers (no cancellation: the flip probability is never formed as 1 - keep)."""
+    with mp.workdps(dps):
+        keep, flip = _keep_flip(eps0)
+        q_mp = mp.mpf(q)
         first: dict[tuple[int, int], mp.mpf] = {}
         second: dict[tuple[int, int], mp.mpf] = {}
         for c in range(n):
-            w = mp.binomial(n - 1, c) * q**c * (1 - q) ** (n - 1 - c)
+            w = mp.binomial(n - 1, c) * q_mp**c * (1 - q_mp) ** (n - 1 - c)
             for a in range(c + 1):
                 base = w * mp.binomial(c, a) / mp.mpf(2) ** c
                 for bit, p_weight, q_weight in ((1, keep, flip), (0, flip, keep)):
@@ -217,51 +281,102 @@ def clone_pair_laws(eps0: float, n: int, q: mp.mpf) -> tuple[dict, dict]:
         return first, second
 
 
+def clone_pair_laws(eps0: float, n: int, q: mp.mpf) -> tuple[dict, dict]:
+    r"""The two laws P and Q of the clone pair, outcome by outcome: dictionaries from the pair
+    (a, b) of counts to its probability (40 digits each, relative: the flip probability
+    :math:`1/(1+e^{\varepsilon_0})` is formed directly, never as 1 - keep). Quadratic in n:
+    ``n`` at most :data:`QUADRATIC_N_MAX` (200; ``ValueError`` beyond); ``eps0`` in
+    [0, :data:`EPS0_MAX`]; ``q`` a real number in [0, 1]. Differences :math:`P(o)-e^\varepsilon
+    Q(o)` of these 40-digit values cancel when eps0 is small: :func:`clone_delta_by_enumeration`
+    recomputes the laws at the precision it needs.
+
+    >>> first, second = clone_pair_laws(1.0, 2, clone_probability_mp(1.0))
+    >>> round(float(sum(first.values())), 12), sorted(first) == sorted(second)
+    (1.0, True)
+    """
+    eps0 = _check_eps0(eps0)
+    check_integer(n, "n", 2, QUADRATIC_N_MAX)
+    _check_real(q, "q", 0, 1)
+    return _clone_laws_at(eps0, n, q, DIGITS)
+
+
 def clone_delta_by_enumeration(eps: float, eps0: float, n: int, q: mp.mpf) -> mp.mpf:
-    """The divergence of :func:`clone_delta` by listing every outcome of the pair
-    (:func:`clone_pair_laws`): a check of the count-by-count sum itself, for small n (at most
-    :data:`QUADRATIC_N_MAX`).
+    r"""The divergence of :func:`clone_delta` by listing every outcome of the pair (the laws of
+    :func:`clone_pair_laws`): :math:`\sum_o (P(o)-e^\varepsilon Q(o))_+`, a check of the
+    count-by-count sum itself, for small n (at most :data:`QUADRATIC_N_MAX`).
+
+    40 correct digits at every ``eps0`` in [0, :data:`EPS0_MAX`]: the laws are recomputed at a
+    working precision raised until a bound on the rounding error of the sum is below 1e-42 of
+    the result (at small eps0, P and :math:`e^\varepsilon Q` agree to about
+    :math:`\log_{10}(1/\varepsilon_0)` digits, all of which a fixed 40 digits lost below
+    eps0 = 1e-40). 0 from ``eps >= eps0`` on (every likelihood ratio is at most
+    :math:`e^{\varepsilon_0}`).
 
     >>> round(float(clone_delta_by_enumeration(0.0, 1.0, 3, clone_probability_mp(1.0))), 6)
     0.323384
     """
-    check_epsilon(eps)
-    first, second = clone_pair_laws(eps0, n, q)
-    with mp.workdps(DIGITS):
-        scale_e = mp.e ** mp.mpf(eps)
-        return mp.fsum(max(first[o] - scale_e * second[o], 0) for o in first)
+    eps = float(check_epsilon(eps))
+    eps0 = _check_eps0(eps0)
+    check_integer(n, "n", 2, QUADRATIC_N_MAX)
+    _check_real(q, "q", 0, 1)
+    if eps >= eps0:
+        return mp.mpf(0)
+
+    def pairs_at(dps: int) -> list[tuple[mp.mpf, mp.mpf]]:
+        first, second = _clone_laws_at(eps0, n, q, dps)
+        return [(first[o], second[o]) for o in first]
+
+    return _certified_hockey_stick(pairs_at, eps, eps0, n)
 
 
 def shuffled_rr_delta(eps: float, eps0: float, n: int, others_ones: int) -> mp.mpf:
-    """Exact delta(eps) of shuffled binary randomized response (target 1 against 0, the others
-    holding ``others_ones`` ones), by convolving the laws user by user in 40 digits (quadratic in
-    n: ``n`` at most :data:`QUADRATIC_N_MAX`, 200; ``ValueError`` beyond).
+    r"""Exact delta(eps) of shuffled binary randomized response (target 1 against 0, the others
+    holding ``others_ones`` ones), by convolving the laws user by user (quadratic in n: ``n`` at
+    most :data:`QUADRATIC_N_MAX`, 200; ``ValueError`` beyond): the larger of the two hockey-stick
+    divergences :math:`\sum_j (P_1(j)-e^\varepsilon P_0(j))_+` and the reverse over the count
+    j of ones.
+
+    40 correct digits at every ``eps0`` in [0, :data:`EPS0_MAX`] (1e300): the convolution is
+    recomputed at a working precision raised until a bound on the rounding error of each sum is
+    below 1e-42 of it (at small eps0 the two laws agree to about :math:`\log_{10}(1/
+    \varepsilon_0)` digits, all of which a fixed 40 digits lost below eps0 = 1e-40). 0 from
+    ``eps >= eps0`` on.
 
     >>> float(shuffled_rr_delta(0.0, 1.0, 2, 0)) > 0
     True
     """
-    check_epsilon(eps)
-    check_epsilon(eps0, "eps0")
+    eps = float(check_epsilon(eps))
+    eps0 = _check_eps0(eps0)
     check_integer(n, "n", 2, QUADRATIC_N_MAX)
     if not 0 <= check_integer(others_ones, "others_ones", 0) <= n - 1:
         raise ValueError(f"others_ones must be at most n - 1 = {n - 1}, got {others_ones}")
-    with mp.workdps(DIGITS):
-        # both probabilities directly, never as 1 - the other: at large eps0 the flip
-        # probability e^-eps0 is below 40 digits of 1, and 1 - keep would lose all of it
-        keep = 1 / (1 + mp.e ** -mp.mpf(eps0))
-        flip = 1 / (1 + mp.e ** mp.mpf(eps0))
-        law = [mp.mpf(1)]
-        for i in range(n - 1):
-            p_one, p_zero = (keep, flip) if i < others_ones else (flip, keep)
-            law = [(law[j] if j < len(law) else 0) * p_zero
-                   + (law[j - 1] * p_one if j >= 1 else 0) for j in range(len(law) + 1)]
-        padded = [mp.mpf(0), *law, mp.mpf(0)]
-        one = [keep * padded[j] + flip * padded[j + 1] for j in range(len(law) + 1)]
-        zero = [flip * padded[j] + keep * padded[j + 1] for j in range(len(law) + 1)]
-        scale_e = mp.e ** mp.mpf(eps)
-        forward = mp.fsum(max(a - scale_e * b, 0) for a, b in zip(one, zero, strict=True))
-        backward = mp.fsum(max(b - scale_e * a, 0) for a, b in zip(one, zero, strict=True))
-        return max(forward, backward)
+    if eps >= eps0:
+        return mp.mpf(0)
+
+    def laws_at(dps: int) -> tuple[list[mp.mpf], list[mp.mpf]]:
+        with mp.workdps(dps):
+            # both probabilities directly, never as 1 - the other: at large eps0 the flip
+            # probability e^-eps0 is below 40 digits of 1, and 1 - keep would lose all of it
+            keep, flip = _keep_flip(eps0)
+            law = [mp.mpf(1)]
+            for i in range(n - 1):
+                p_one, p_zero = (keep, flip) if i < others_ones else (flip, keep)
+                law = [(law[j] if j < len(law) else 0) * p_zero
+                       + (law[j - 1] * p_one if j >= 1 else 0) for j in range(len(law) + 1)]
+            padded = [mp.mpf(0), *law, mp.mpf(0)]
+            one = [keep * padded[j] + flip * padded[j + 1] for j in range(len(law) + 1)]
+            zero = [flip * padded[j] + keep * padded[j + 1] for j in range(len(law) + 1)]
+            return one, zero
+
+    def forward(dps: int) -> list[tuple[mp.mpf, mp.mpf]]:
+        return list(zip(*laws_at(dps), strict=True))
+
+    def backward(dps: int) -> list[tuple[mp.mpf, mp.mpf]]:
+        one, zero = laws_at(dps)
+        return list(zip(zero, one, strict=True))
+
+    return max(_certified_hockey_stick(forward, eps, eps0, n),
+               _certified_hockey_stick(backward, eps, eps0, n))
 
 
 def binomial_upper_tail(c: int, x: int) -> mp.mpf:

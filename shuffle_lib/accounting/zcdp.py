@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import minimize_scalar
 
 from shuffle_lib._numerics import scalar_or_array
 from shuffle_lib._validation import check_delta, check_epsilon, check_positive
@@ -40,18 +40,30 @@ def gaussian_zcdp(sigma: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray 
     :math:`\Delta` is :math:`\rho`-zCDP with :math:`\rho=\Delta^2/(2\sigma^2)`
     (Bun & Steinke 2016, Proposition 1.6; exact).
 
-    Where a square overflows or underflows, :math:`\tfrac12(\Delta/\sigma)^2` is used instead;
-    ``ValueError`` when :math:`\rho` itself exceeds the float range (``sigma`` below about
-    1e-154 times ``sensitivity``).
+    Where a square leaves the normal float range, :math:`\tfrac12(\Delta/\sigma)^2` is used
+    instead (a subnormal square had lost digits: ``gaussian_zcdp(1e-160, 1.3e-160)`` gave
+    0.845109 for the exact 0.845). A :math:`\rho` below the smallest normal double (2.2e-308) is
+    rounded up by two subnormal steps, so it is never 0 or below the exact value (it was 0 for
+    ``sensitivity / sigma`` below 1e-162). ``sigma`` and ``sensitivity`` any finite positive
+    numbers; ``ValueError`` when :math:`\rho` itself exceeds the float range (``sigma`` below
+    about 1e-154 times ``sensitivity``).
 
     >>> gaussian_zcdp(2.0)
     0.125
     """
     sigma_arr = check_positive(sigma, "sigma")
     sens_arr = check_positive(sensitivity, "sensitivity")
+    tiny = np.finfo(float).tiny
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        rho = sens_arr**2 / (2 * sigma_arr**2)
-        rho = np.where(np.isfinite(rho), rho, 0.5 * (sens_arr / sigma_arr) ** 2)
+        sens_sq, sigma_sq = sens_arr**2, sigma_arr**2
+        rho = sens_sq / (2 * sigma_sq)
+        ratio_form = 0.5 * (sens_arr / sigma_arr) ** 2
+        normal = (np.isfinite(sens_sq) & np.isfinite(sigma_sq) & (sens_sq >= tiny)
+                  & (sigma_sq >= tiny) & np.isfinite(rho))
+        rho = np.where(normal, rho, ratio_form)
+        # below the normal range each rounding costs up to half a subnormal step (and the ratio
+        # adds less than one): two steps up cover them, so rho is never 0 or below the truth
+        rho = np.where(rho < tiny, np.nextafter(np.nextafter(rho, np.inf), np.inf), rho)
     if not np.isfinite(rho).all():
         raise ValueError(f"sensitivity / sigma is too large: rho exceeds the float range, got "
                          f"sigma={sigma!r} and sensitivity={sensitivity!r}")
@@ -93,7 +105,7 @@ def _bs_epsilon(rho: np.ndarray, log_inv: np.ndarray) -> np.ndarray:
     return exact_ish * (1 + _REL_MARGIN)
 
 
-def _cks_epsilon_at(gap: float, rho: float, log_delta: float) -> float:
+def _cks_epsilon_at(gap: np.ndarray | float, rho: float, log_delta: float) -> np.ndarray:
     r"""Upper bound on the CKS expression at order :math:`\alpha = 1 + \text{gap}`.
 
     With :math:`a=\alpha-1`: :math:`\ln(1-1/\alpha) = -\ln(1+1/a)` and
@@ -102,24 +114,39 @@ def _cks_epsilon_at(gap: float, rho: float, log_delta: float) -> float:
     The result is rounded up by a margin proportional to the terms' magnitudes, so it is never
     below the exact expression at this order (and every order gives a valid bound).
     """
-    first = (1 + gap) * rho
+    with np.errstate(over="ignore"):  # (1 + gap) rho = inf at the scan's far end: never the min
+        first = (1 + gap) * rho
     second = np.log1p(1 / gap)
     third = (np.log1p(gap) + log_delta) / gap
     value = first - second - third
     scale = first + second + (np.log1p(gap) + abs(log_delta)) / gap
-    return float(value + _REL_MARGIN * scale)
+    return value + _REL_MARGIN * scale
+
+
+#: Points of the coarse scan over log(alpha - 1) that brackets the CKS optimum (step about 0.3).
+_CKS_SCAN = 256
 
 
 def _cks_epsilon(rho: float, delta: float) -> float:
     log_delta = float(np.log(delta))
-    # Any order gives a valid bound; start from the Bun-Steinke optimum a = sqrt(L / rho) and
-    # improve it by a bounded search over log(a).
-    gap_bs = float(np.sqrt(-log_delta) / np.sqrt(rho))  # no overflow for subnormal rho
-    best = _cks_epsilon_at(gap_bs, rho, log_delta)
-    centre = np.log(gap_bs)
+    log_inv = -log_delta
+    # Any order gives a valid bound. The optimum a = alpha - 1 lies between about
+    # min(L, sqrt(L / rho)) (delta near 1, where the log(1 - 1/alpha) term dominates) and the
+    # Bun-Steinke optimum sqrt(L / rho): scan log(a) over that range with a margin of e^10 on
+    # each side, then refine around the best point by a bounded search. (A search within e^10 of
+    # the Bun-Steinke optimum alone missed the optimum near delta = 1: rho = 40 at
+    # delta = 1 - 1e-16 gave 18.7 where the infimum is 3.2.)
+    log_gap_bs = 0.5 * (np.log(log_inv) - np.log(rho))  # no overflow for subnormal rho
+    low = min(log_gap_bs, float(np.log(log_inv))) - 10.0
+    high = log_gap_bs + 10.0
+    grid = np.linspace(low, high, _CKS_SCAN)
+    values = _cks_epsilon_at(np.exp(grid), rho, log_delta)
+    best_index = int(np.argmin(values))
+    best = float(values[best_index])
+    step = grid[1] - grid[0]
     found = minimize_scalar(
-        lambda t: _cks_epsilon_at(float(np.exp(t)), rho, log_delta),
-        bounds=(centre - 10, centre + 10),
+        lambda t: float(_cks_epsilon_at(np.exp(t), rho, log_delta)),
+        bounds=(grid[best_index] - step, grid[best_index] + step),
         method="bounded",
         options={"xatol": 1e-12},
     )
@@ -137,8 +164,11 @@ def zcdp_to_approx_dp(
     - ``"cks"``: :math:`\varepsilon=\inf_{\alpha>1}\,\alpha\rho+\ln(1-1/\alpha)
       -\frac{\ln\alpha+\ln\delta}{\alpha-1}` (Canonne, Kamath & Steinke 2020, Section 2.3),
       never larger than Bun-Steinke. Every :math:`\alpha` gives a valid bound, so the numerical
-      minimization can only err on the safe (larger) side. It is 0 for small enough
-      :math:`\rho` (e.g. :math:`\rho\le 0.38` at :math:`\delta=0.5`): such mechanisms are
+      minimization (a scan of :math:`\ln(\alpha-1)` from :math:`\min(L, \sqrt{L/\rho})e^{-10}`
+      to :math:`\sqrt{L/\rho}\,e^{10}`, :math:`L=\ln(1/\delta)`, then a bounded search) can
+      only err on the safe (larger) side; within 1e-11 relative (plus 1e-13 of the
+      Bun-Steinke value) of a 40-digit minimization. It is 0 for small enough :math:`\rho`
+      (e.g. :math:`\rho\le 0.38` at :math:`\delta=0.5`): such mechanisms are
       :math:`(0,\delta)`-DP.
 
     Upper bound for any :math:`\rho`-zCDP mechanism: both formulas are evaluated without
@@ -163,8 +193,10 @@ def zcdp_to_approx_dp(
 
 
 def _step_down(rho: float, too_large: Callable[[float], bool]) -> float:
-    """Lower ``rho`` by 1, 2, 4, ... units of 2^-52 rho until ``too_large`` fails (0 at worst)."""
-    step = rho * np.finfo(float).eps
+    """Lower ``rho`` by 1, 2, 4, ... units of 2^-52 rho (at least the smallest subnormal, so that
+    a subnormal ``rho`` moves: its relative step underflowed to 0, and the loop never ended for
+    ``approx_dp_to_zcdp(1e-160, 5e-324)``) until ``too_large`` fails (0 at worst)."""
+    step = max(rho * np.finfo(float).eps, 5e-324)
     while rho > 0 and too_large(rho):
         rho = max(rho - step, 0.0)
         step *= 2
@@ -182,28 +214,31 @@ def _largest_rho_bs(eps: float, delta: float) -> float:
 
 
 def _largest_rho_cks(eps: float, delta: float) -> float:
-    def excess(r: float) -> float:
-        return (_cks_epsilon(r, delta) if r > 0 else 0.0) - eps  # the conversion of 0 is 0
+    def fits(r: float) -> bool:
+        return r == 0 or _cks_epsilon(r, delta) <= eps  # the conversion of 0 is 0
 
     # Bracket: F(low) <= eps < F(high) for the non-decreasing F = CKS conversion. CKS never
     # exceeds Bun-Steinke, so the Bun-Steinke answer qualifies (stepped down should rounding say
     # otherwise). F is 0 on some [0, rho_0], so even eps = 0 has a positive answer.
-    low = _step_down(_largest_rho_bs(eps, delta), lambda r: excess(r) > 0)
+    low = _step_down(_largest_rho_bs(eps, delta), lambda r: not fits(r))
     high, growth = (4 * low, 10.0) if low > 0 else (1e-300, 1e10)
-    while excess(high) <= 0:
-        low, high = high, growth * high
-    if eps > 0:
-        rho = brentq(excess, low, high, xtol=1e-300, rtol=4 * np.finfo(float).eps)
-        return max(_step_down(rho, lambda r: excess(r) > 0), low)
-    # eps = 0: F is flat below the answer, so bisect the predicate F <= 0 (in log rho first);
-    # answers below 1e-300 (delta near 1e-300) are reported as 0, which is safe
-    if low == 0:
+    while fits(high):
+        if high >= VALUE_MAX:  # F(rho) >= rho - |terms| grows without bound: never reached
+            return high
+        low, high = high, min(growth * high, VALUE_MAX)
+    # Bisect the predicate F(rho) <= eps, in log rho while the bracket spans a factor 2, then
+    # linearly: about 60 steps, each a valid bracket, so it converges at every eps and delta.
+    # (A Brent root search on F - eps failed to converge at tiny eps, where F - eps is flat at
+    # -eps below the answer: approx_dp_to_zcdp(1e-300, 1e-10, "cks") raised RuntimeError.)
+    # Answers below 1e-300 (delta near 1e-300 with eps below about 1e-150) are reported as 0,
+    # which is safe.
+    if low == 0:  # the loop above found F(1e-300) > eps
         return 0.0
     while high > low * (1 + 1e-15):
-        mid = float(np.sqrt(low * high)) if low > 0 and high > 2 * low else (low + high) / 2
+        mid = float(np.sqrt(low) * np.sqrt(high)) if high > 2 * low else (low + high) / 2
         if not low < mid < high:
             break
-        low, high = (mid, high) if excess(mid) <= 0 else (low, mid)
+        low, high = (mid, high) if fits(mid) else (low, mid)
     return low
 
 
@@ -215,14 +250,19 @@ def approx_dp_to_zcdp(
 
     Bun-Steinke has the closed form :math:`\sqrt\rho=\sqrt{\ln(1/\delta)+\varepsilon}
     -\sqrt{\ln(1/\delta)}=\varepsilon/(\sqrt{\ln(1/\delta)+\varepsilon}+\sqrt{\ln(1/\delta)})`,
-    evaluated in the second (cancellation-free) form; CKS uses a monotone root search with
-    relative tolerance 1e-15. Both answers are then lowered until
-    ``zcdp_to_approx_dp(result, delta, method) <= eps`` holds in floating point, so the returned
-    :math:`\rho` is never more generous than the (safely rounded) forward conversion allows;
-    relative gap to the exact inverse below 1e-13. For ``"cks"`` the answer at ``eps = 0`` is
-    the largest :math:`\rho` the CKS bound certifies as :math:`(0,\delta)`-DP, which is
-    positive. Used to recover the unrounded :math:`\rho` behind a published :math:`\varepsilon`.
-    ``eps`` in [0, 1e300] (:data:`VALUE_MAX`) and ``delta`` in (0, 1); ``ValueError`` outside.
+    evaluated in the second (cancellation-free) form; CKS bisects the predicate
+    ``zcdp_to_approx_dp(rho, delta, "cks") <= eps`` (in log rho, then linearly) to relative
+    tolerance 1e-15, which converges at every ``eps`` and ``delta``. Both answers are then
+    lowered until ``zcdp_to_approx_dp(result, delta, method) <= eps`` holds in floating point,
+    so the returned :math:`\rho` is never more generous than the (safely rounded) forward
+    conversion allows; relative gap to the exact inverse below 1e-13 for Bun-Steinke and 1e-11
+    for CKS (whose rounding margin is relative to its terms, which cancel near the answer at
+    tiny ``eps``; 40-digit sweeps over eps from 1e-300 to 1e300 and delta from 1e-300 to
+    1 - 1e-16). For ``"cks"`` the answer at ``eps = 0`` is the largest :math:`\rho` the CKS
+    bound certifies as :math:`(0,\delta)`-DP, which is positive. Used to recover the unrounded
+    :math:`\rho` behind a published :math:`\varepsilon`. ``eps`` in [0, 1e300]
+    (:data:`VALUE_MAX`) and ``delta`` in (0, 1), subnormal delta included; ``ValueError``
+    outside.
     An answer below the smallest double is reported as 0 (safe: a smaller rho).
 
     >>> round(approx_dp_to_zcdp(zcdp_to_approx_dp(2.56, 1e-10), 1e-10), 9)
