@@ -61,7 +61,10 @@ def smallest_certified_eps(delta_of: Callable[[float], float], cap: float, delta
     >>> bool(smallest_certified_eps(lambda e: float(np.exp(-e)), 10.0, 0.5) >= np.log(2))
     True
     """
-    if delta_of(0.0) <= delta:
+    at_zero = delta_of(0.0)
+    if np.isnan(at_zero):
+        raise FloatingPointError("the delta curve is NaN at eps = 0")
+    if at_zero <= delta:
         return 0.0
     low, high = 0.0, cap
     if not monotone:
@@ -100,6 +103,9 @@ def certified_epsilon(bound: Callable[[float], tuple[float, float]], cap: float,
     ``high``: every returned value has been evaluated and certified, whatever the shape of the
     curve, and when Newton converges from one side a probe just past the root closes the bracket.
     ``guess`` (optional) is the first point tried; a good one saves most of the evaluations.
+    While the bracket spans more than a factor of 4 above 1, the fallback step is its geometric
+    midpoint, so any ``cap`` up to the float limit (1e308) is resolved within the 200 steps.
+    A NaN bound is a ``FloatingPointError`` (a defect of ``bound``, never read as certified).
 
     >>> def bound(e):
     ...     return float(np.exp(-e * e)), float(-2 * e * np.exp(-e * e))
@@ -107,13 +113,26 @@ def certified_epsilon(bound: Callable[[float], tuple[float, float]], cap: float,
     >>> bool(np.sqrt(np.log(1e6)) <= root <= np.sqrt(np.log(1e6)) * (1 + 1e-9))
     True
     """
-    upper, _ = bound(0.0)
+    def checked(eps: float) -> tuple[float, float]:
+        upper, slope = bound(eps)
+        if np.isnan(upper):
+            raise FloatingPointError(f"the delta bound is NaN at eps = {eps!r}")
+        return upper, slope
+
+    def middle(low: float, high: float) -> float:
+        # geometric while the bracket spans orders of magnitude (caps up to 1e308 in ~10 steps)
+        floor = max(low, 1.0)
+        if high > 4 * floor:
+            return float(np.sqrt(floor) * np.sqrt(high))
+        return low + (high - low) / 2  # no overflow near the float limit
+
+    upper, _ = checked(0.0)
     if upper <= delta:
         return 0.0
     low, high = 0.0, cap
-    guess = cap / 2 if guess is None or not 0 < guess < cap else guess
+    guess = middle(low, high) if guess is None or not 0 < guess < cap else guess
     for _ in range(200):
-        upper, slope = bound(guess)
+        upper, slope = checked(guess)
         certified = upper <= delta
         if certified:
             high = guess
@@ -122,12 +141,13 @@ def certified_epsilon(bound: Callable[[float], tuple[float, float]], cap: float,
         if high - low <= CERTIFIED_RTOL * high:
             break
         if not (upper > 0 and slope < 0):
-            guess = (low + high) / 2
+            guess = middle(low, high)
             continue
-        newton = guess - (np.log(upper) - np.log(delta)) * upper / slope
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            newton = guess - (np.log(upper) - np.log(delta)) * upper / slope
         if abs(newton - guess) <= CERTIFIED_RTOL * guess:
             if certified:
                 break  # Newton puts the root within the tolerance below a certified point
             newton = max(newton, guess) + CERTIFIED_RTOL * guess / 2  # probe just past the root
-        guess = newton if low < newton < high else (low + high) / 2
+        guess = newton if low < newton < high else middle(low, high)
     return float(high)

@@ -81,3 +81,20 @@ def test_adding_a_person_to_the_blanket_never_increases_epsilon() -> None:
 def test_bad_probabilities_raise(probs: list) -> None:
     with pytest.raises(ValueError):
         clone_reduction_epsilon(1.0, probs, 1e-6)
+
+
+@pytest.mark.parametrize("level", [0.5, 3.0, 30.0, 709.8, 746.0, 1e300])
+def test_closed_form_of_the_top_outcome_agrees_with_the_count_by_count_sum(level: float) -> None:
+    # from e^eps >= c_max + 1 on, only each count's top outcome counts: the closed form the
+    # reduction switches to there must agree with the general count-by-count sum (both certified)
+    from shuffle_lib.accounting._binomial import CloneCountReduction, averaged_mixture_divergence
+
+    probs, sizes = np.array([0.3, 0.05, 0.8]), np.array([4, 3, 2])
+    reduction = CloneCountReduction(probs, sizes, level, 1e-18)
+    for eps in np.linspace(reduction.closed_from, min(level, 30.0), 7)[:-1]:
+        closed, _ = reduction.bound(float(eps))
+        summed, _, error = averaged_mixture_divergence(
+            reduction.weights, reduction.counts, reduction.keep, reduction.flip, float(eps),
+            reduction.weight_rtol, level,
+        )
+        assert summed <= closed <= summed + error + reduction.dropped + 1e-15

@@ -172,16 +172,23 @@ def mixture_divergence(
     three shallower ones add probabilities to it (no cancellation). By the envelope theorem
     :math:`dH_c/d\varepsilon=-e^\varepsilon Q_c(E)` on the optimal event :math:`E`.
 
-    Error bound: each candidate's error is :func:`value_rtol` times the probabilities added to the
-    deep tail in its two terms, plus the deep tail's own bound times :math:`g+\ell`; the kept
-    candidate is the one whose value plus error is largest, and that sum bounds :math:`H_c` from
-    above because the true optimum is one of the candidates. The coefficients themselves carry an
+    Error bound, proportionate to each count's own value (:func:`_divergence_terms`): a candidate
+    is :math:`(g-\ell)\,T(t+1)` plus a local part made of at most three probabilities, all
+    multiples of :math:`b(t-1)`. As :math:`g-\ell=1-e^\varepsilon` exactly, the deep tail's bound
+    counts :math:`e^\varepsilon-1` times (not :math:`g+\ell` times, which at small
+    :math:`\varepsilon` and huge :math:`c`, where the value is a small difference of the two tail
+    terms, made the bar thousands of times the value's actual error), and the local part carries
+    :func:`value_rtol` of its own value, plus its rounding; the kept candidate is the one whose
+    value plus error is largest, and that sum bounds :math:`H_c` from above because the true
+    optimum is one of the candidates. The bound is two-sided: the value minus it is below
+    :math:`H_c`. The coefficients themselves carry an
     error (from rounding :math:`k`, :math:`1-k` and :math:`e^\varepsilon`):
     :math:`g=(1-k)e^\varepsilon\,\mathrm{expm1}(\varepsilon_0-\varepsilon)` and
     :math:`\ell=(1-k)\,\mathrm{expm1}(\varepsilon_0+\varepsilon)` are within 8 units of
     roundoff (relative) when ``level`` is given, :math:`k-e^\varepsilon(1-k)` within
     :math:`4u(k+e^\varepsilon(1-k))` (absolute) otherwise; each candidate's bound adds these
-    errors times its two tails, and a count whose :math:`g` is not certainly positive contributes
+    errors times the probabilities of its local part (that of :math:`g-\ell` times the deep
+    tail), and a count whose :math:`g` is not certainly positive contributes
     0 with error :math:`|g|` plus that error. :data:`UNDERFLOW` is added. Counts with
     :math:`g\le 0` for sure contribute 0 (every likelihood ratio is then at most
     :math:`e^\varepsilon`). If the coefficients are too uncertain to place the threshold within
@@ -192,10 +199,13 @@ def mixture_divergence(
     rounding = 2 * np.finfo(float).eps  # 4 units of roundoff
     if level is not None:  # no cancellation: relative errors only
         f = float(flip)
-        g = f * scale * np.expm1(level - eps)
-        ell = f * np.expm1(level + eps)
-        dg, dl = 2 * rounding * abs(g), 2 * rounding * ell
         k: ArrayLike = float(keep)
+        # g = (e^level - e^eps) / (1 + e^level), ell = (e^(level + eps) - 1) / (1 + e^level),
+        # written with k = expit(level) so that nothing overflows or underflows at any level
+        # (1 - k underflows to 0 past level 709; only e^eps must be finite)
+        g = k * -np.expm1(eps - level)
+        ell = k * scale * -np.expm1(-(level + eps))
+        dg, dl = 2 * rounding * abs(g), 2 * rounding * ell
     else:
         k = np.asarray(keep, dtype=float)
         f = np.asarray(flip, dtype=float)
@@ -204,7 +214,7 @@ def mixture_divergence(
     shape = counts.shape
     if all(np.ndim(x) == 0 for x in (g, ell, dg, dl, k, f)):  # one keep probability: no masks
         if g > dg:
-            return _divergence_terms(counts, k, f, scale, g, ell, dg, dl)
+            return _divergence_terms(counts, k, f, scale, g, ell, dg, dl, eps)
         doubt = max(g, 0.0) + dg if g > -dg else 0.0  # H_c <= max(g, 0) + dg for sure
         return np.zeros(shape), np.zeros(shape), np.full(shape, doubt)
     g, ell, dg, dl, k, f = (np.broadcast_to(x, shape) for x in (g, ell, dg, dl, k, f))
@@ -215,18 +225,44 @@ def mixture_divergence(
     if active.any():
         parts = _divergence_terms(
             counts[active], k[active], f[active], scale, g[active], ell[active],
-            dg[active], dl[active],
+            dg[active], dl[active], eps,
         )
         for full, part in zip((value, slope, error), parts, strict=True):
             full[active] = part
     return value, slope, error
 
 
+def _gap(
+    eps: float, g: ArrayLike, ell: ArrayLike, dg: ArrayLike, dl: ArrayLike
+) -> tuple[ArrayLike, ArrayLike]:
+    r""":math:`g-\ell` and an absolute error bound. Since :math:`k+(1-k)=1`, it is exactly
+    :math:`1-e^\varepsilon`, computed as ``-expm1(eps)`` (within 4 units of roundoff, relative)
+    whenever that agrees with the coefficients given within their error bars; otherwise (or if it
+    overflows) as their float difference, within ``dg + dl`` plus its own rounding."""
+    half_ulp = np.finfo(float).eps / 2
+    with np.errstate(over="ignore"):
+        exact = -np.expm1(eps)
+    exact_error = 4 * half_ulp * abs(exact)
+    diff = g - ell
+    diff_error = dg + dl + half_ulp * np.abs(diff)
+    if np.isfinite(exact) and np.all(np.abs(diff - exact) <= diff_error + exact_error):
+        return exact, exact_error
+    return diff, diff_error
+
+
 def _divergence_terms(
     c: np.ndarray, k: ArrayLike, f: ArrayLike, scale: float, g: ArrayLike, ell: ArrayLike,
-    dg: ArrayLike, dl: ArrayLike,
+    dg: ArrayLike, dl: ArrayLike, eps: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The body of :func:`mixture_divergence` for counts where the gain is certainly positive."""
+    r"""The body of :func:`mixture_divergence` for counts where the gain is certainly positive.
+
+    Each candidate :math:`g\,T(j-1)-\ell\,T(j)` is evaluated as
+    :math:`(g-\ell)\,T(t+1)+\bigl(g\,S_{j-1}-\ell\,S_j\bigr)` with :math:`S_j=T(j)-T(t+1)` a sum
+    of at most three probabilities, all multiples of :math:`b(t-1)`. The deep tail enters with the
+    small coefficient :math:`g-\ell=1-e^\varepsilon` (:func:`_gap`), and the local part's
+    relative error is that of the one probability it is built from, so every error term is
+    proportionate to the value: at large counts and small :math:`\varepsilon` the value is a
+    small difference of the two tail terms, which no longer multiplies their error bars."""
     share = ell / (g + ell)  # in [1/2, 1)
     # how far the threshold (c + 1) share can move under the coefficients' errors, written with
     # ratios so that nothing underflows when g and ell are tiny
@@ -237,28 +273,47 @@ def _divergence_terms(
                          "local levels (eps0, eps_i) are too small, their keep probability too "
                          "close to 1/2, for this many users n")
     t = np.minimum(np.floor(share * (c + 1)).astype(np.int64) + 1, c + 1)
+    half_ulp = np.finfo(float).eps / 2
+    ratio_0 = (c - t + 1) / t  # b(t) / b(t - 1); t >= 1
+    ratio_2 = (t - 1) / (c - t + 2)  # b(t - 2) / b(t - 1); c - t + 2 >= 1
     b1 = binomial_pmf(t - 1, c, 0.5)  # b(t - 1)
-    b0 = b1 * (c - t + 1) / t  # b(t); t >= 1
-    b2 = b1 * (t - 1) / (c - t + 2)  # b(t - 2); c - t + 2 >= 1
+    b0, b2 = b1 * ratio_0, b1 * ratio_2  # b(t), b(t - 2)
     rtol = value_rtol(c, t - c / 2)
-    t_p1, deep_error = _deep_tails(c, t, b0, rtol)  # T(t + 1) and its absolute error bound
-    t_0 = t_p1 + b0
-    t_m1 = t_0 + b1
-    t_m2 = t_m1 + b2
-    shared = (g + ell) * (deep_error + UNDERFLOW)
-    # the three events {x >= t - 1}, {x >= t}, {x >= t + 1}: value, value plus error bound, and
-    # Q of the event (f T(j - 1) + k T(j)); each value plus its bound is above its true value and
-    # the true optimum is one of them, so the largest such sum bounds H_c from above
-    value, q_event = g * t_m2 - ell * t_m1, f * t_m2 + k * t_m1
-    upper = value + rtol * (g * (t_m2 - t_p1) + ell * (t_m1 - t_p1)) + dg * t_m2 + dl * t_m1
-    for low, high in ((t_m1, t_0), (t_0, t_p1)):
-        other = g * low - ell * high
-        other_upper = (other + rtol * (g * (low - t_p1) + ell * (high - t_p1))
-                       + dg * low + dl * high)
-        better = other_upper > upper
-        value = np.where(better, other, value)
-        upper = np.where(better, other_upper, upper)
-        q_event = np.where(better, f * low + k * high, q_event)
+    if np.max(rtol) >= 0.5:
+        raise FloatingPointError(f"binomial values too inexact for {c.max()} trials")
+    deep, deep_error = _deep_tails(c, t, b0, rtol)  # T(t + 1) and its absolute error bound
+    gap, gap_error = _gap(eps, g, ell, dg, dl)
+    tilted = gap * deep
+    # shared by the three candidates: the deep tail's error, the gap's, the rounding of the
+    # product and of the final sum, and values near underflow (a probability b(x) of the local
+    # parts below UNDERFLOW, times at most 2c + 3 for the ratios that multiply b(t - 1))
+    shared = ((np.abs(gap) + gap_error) * deep_error + gap_error * deep
+              + 2 * half_ulp * np.abs(tilted) + (g + ell) * UNDERFLOW * (2 * c + 4))
+    # the local part g S_a - l S_b = b(t - 1) (g R_a - l R_b): relative error rtol from b(t - 1),
+    # plus the coefficients' errors and 8 roundings (ratios, sums, products) on each of its terms;
+    # the factor turns bounds relative to the true values into bounds relative to the computed
+    # ones; 2u more of the local part for the final sum
+    inflate = (1 + rtol) / (1 - rtol) ** 2 * (1 + 16 * half_ulp)
+    per_local = inflate * rtol + 2 * half_ulp
+    per_a = inflate * (dg + 8 * half_ulp * g)
+    per_b = inflate * (dl + 8 * half_ulp * ell)
+    # the three events {x >= t - 1}, {x >= t}, {x >= t + 1}: value and value plus error bound;
+    # each value plus its bound (plus ``shared``) is above its true value and the true optimum is
+    # one of them, so the largest such sum bounds H_c from above
+    b01 = b0 + b1
+    value = upper = chosen_a = chosen_b = None
+    for sum_a, sum_b in ((b01 + b2, b01), (b01, b0), (b0, 0.0)):
+        local = g * sum_a - ell * sum_b
+        candidate = tilted + local
+        candidate_upper = candidate + (per_local * np.abs(local) + per_a * sum_a + per_b * sum_b)
+        if value is None:
+            value, upper, chosen_a, chosen_b = candidate, candidate_upper, sum_a, sum_b
+            continue
+        better = candidate_upper > upper
+        value = np.where(better, candidate, value)
+        upper = np.where(better, candidate_upper, upper)
+        chosen_a, chosen_b = np.where(better, sum_a, chosen_a), np.where(better, sum_b, chosen_b)
+    q_event = f * (deep + chosen_a) + k * (deep + chosen_b)  # Q of the kept event
     positive = np.maximum(value, 0.0)
     error = np.maximum(upper, 0.0) - positive + shared
     slope = np.where(positive > 0, -scale * q_event, 0.0)
@@ -278,48 +333,6 @@ def averaged_mixture_divergence(
     return total, float(np.dot(weights, slope)), bound
 
 
-def target_count_laws(
-    others: np.ndarray, keep: float, flip: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Laws of the number of ones in shuffled randomized response when the target (who reports
-    its bit with probability ``keep``, flips it with probability ``flip``) holds 1 (first) or 0
-    (second); ``others`` is the pmf of the other users' ones, starting wherever the caller's offset
-    says (the laws share it, one entry longer)."""
-    padded = np.concatenate([[0.0], others, [0.0]])
-    below, same = padded[:-1], padded[1:]  # o(k - 1), o(k) on the support of the total count
-    return keep * below + flip * same, flip * below + keep * same
-
-
-def hockey_stick_floor(
-    laws: tuple[np.ndarray, np.ndarray], error: ArrayLike, eps: ArrayLike
-) -> np.ndarray:
-    r"""A lower bound on the larger of the two hockey-stick divergences between two pmfs known up to
-    an absolute error per entry (``error``, a scalar or one per entry; it covers rounding and any
-    probability left out by truncation): :math:`\sum_x(P(x)-e_x-e^\varepsilon(Q(x)+e_x))_+` and the
-    same with P and Q exchanged, each at most the true divergence on its own event. Vectorized in
-    ``eps``. Where :math:`e^\varepsilon` overflows, each term is taken as
-    :math:`a(1-e^{\varepsilon-\ln(a/b)})_+` with :math:`a=P(x)-e_x`, :math:`b=Q(x)+e_x`."""
-    first, second = laws
-    err = np.broadcast_to(np.asarray(error, dtype=float), first.shape)
-    eps_arr = np.asarray(eps, dtype=float)[..., None]
-    with np.errstate(over="ignore"):
-        scale = np.exp(eps_arr)
-
-    overflow = not np.isfinite(scale).all()
-
-    def one_way(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-        low, high = p - err, q + err
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            terms = low - scale * high
-            if overflow:  # inf * 0 would be NaN, and inf * b drops terms that count
-                loss = np.log(low) - np.log(high)
-                log_form = low * -np.expm1(np.minimum(eps_arr - loss, 0.0))
-                terms = np.where(np.isfinite(scale), terms, np.where(low > 0, log_form, 0.0))
-        return np.clip(terms, 0.0, None).sum(axis=-1)
-
-    return np.maximum(one_way(first, second), one_way(second, first))
-
-
 #: Convolutions above this many multiply-adds use the FFT (with its error bound) instead of sums.
 _DIRECT_WORK = 4_000_000
 #: Constant of the FFT convolution error bound ``c u log2(L) max(|x|_2 |y|_1, |x|_1 |y|_2)`` per
@@ -327,47 +340,14 @@ _DIRECT_WORK = 4_000_000
 _FFT_CONSTANT = 16.0
 
 
-def convolve_with_error(
-    first: np.ndarray, second: np.ndarray, rtol: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Convolution of two non-negative vectors whose entries carry relative error ``rtol``, and an
-    absolute error bound per entry: direct sums (relative error ``rtol`` plus ``m u`` for sums of
-    ``m`` non-negative products) when small, else an FFT whose rounding error is bounded by
-    ``16 u log2(L) max(|x|_2 |y|_1, |x|_1 |y|_2)`` per entry (L the length, u = 2^-53; the tests
-    find it far above the error seen), plus the same relative term. Negative FFT noise is clipped
-    to 0 (inside the bound)."""
-    if first.size * second.size <= _DIRECT_WORK:
-        result = np.convolve(first, second)
-        # each entry sums at most min(sizes) non-negative products
-        return result, (rtol + min(first.size, second.size) * np.finfo(float).eps) * result
-    result = np.clip(fftconvolve(first, second), 0.0, None)
-    return result, (rtol + 1e-15) * result + fft_error_bound(first, second)
-
-
 def fft_error_bound(first: np.ndarray, second: np.ndarray) -> float:
-    """Absolute rounding error bound per entry of an FFT convolution of ``first`` and ``second``
-    (see :func:`convolve_with_error`)."""
+    """Absolute rounding error bound per entry of an FFT convolution of ``first`` and ``second``:
+    ``16 u log2(L) max(|x|_2 |y|_1, |x|_1 |y|_2)`` (L the length, u = 2^-53; the tests find it far
+    above the error seen)."""
     length = first.size + second.size - 1
     norms = max(np.linalg.norm(first) * np.abs(second).sum(),
                 np.abs(first).sum() * np.linalg.norm(second))
     return float(_FFT_CONSTANT * np.finfo(float).eps / 2 * np.log2(length) * norms)
-
-
-def binomial_sum_pmf(
-    size_a: int, prob_a: float, size_b: int, prob_b: float, mass: float
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """Law of Bin(size_a, prob_a) + Bin(size_b, prob_b) on the bulk of each part (at most
-    ``2 * mass`` of each left out), with an absolute error bound per entry that also covers the
-    mass left out. Returns ``(offset, pmf, error)``."""
-    parts, lost, rtol = [], 0.0, 0.0
-    for size, prob in ((size_a, prob_a), (size_b, prob_b)):
-        low, high, left_out = binomial_bulk(size, prob, mass)
-        parts.append((low, binomial_pmf(np.arange(low, high + 1), size, prob)))
-        lost += left_out
-        rtol += float(value_rtol(size, max(abs(low - size * prob), abs(high - size * prob))))
-    (low_a, pmf_a), (low_b, pmf_b) = parts
-    pmf, error = convolve_with_error(pmf_a, pmf_b, rtol)
-    return low_a + low_b, pmf, error + lost
 
 
 #: Default tail mass dropped at each step of the Poisson-binomial computation.
@@ -410,8 +390,9 @@ def _batched_tree(rows: np.ndarray) -> list[np.ndarray]:
 
 
 def poisson_binomial_pmf(
-    probabilities: ArrayLike, counts: ArrayLike | None = None, tail: float = _PB_TAIL
-) -> tuple[int, np.ndarray, float]:
+    probabilities: ArrayLike, counts: ArrayLike | None = None, tail: float = _PB_TAIL, *,
+    with_rtol: bool = False,
+) -> tuple[int, np.ndarray, float] | tuple[int, np.ndarray, float, float]:
     r"""Law of a sum of independent Bernoulli(:math:`r_i`) variables, exactly up to tails.
 
     ``counts`` (optional, same length, non-negative integers) says how many users share each
@@ -429,6 +410,16 @@ def poisson_binomial_pmf(
     :math:`\sigma` the standard deviation. Returns ``(offset, pmf, dropped)``: ``pmf[j]`` is the
     probability of ``offset + j`` and ``dropped`` the total mass left out (add it to any divergence
     computed from ``pmf`` to keep an upper bound).
+
+    ``with_rtol=True`` (for floors, which need every entry to keep its relative accuracy, however
+    small) adds a fourth value, a relative error bound that holds for every entry of ``pmf``, for
+    the float probabilities given: the Boost error of each binomial part at its farthest kept
+    count (:func:`value_rtol`), summed over the groups a batched row combines, plus 1022 units of
+    roundoff for the batched levels (each entry sums at most as many products as its row is long,
+    and the lengths of the levels sum to at most 1022); then, per merge, both parts' bounds plus
+    (shorter length + 2) units for direct sums, or 1e-15 for an FFT (whose absolute error goes
+    into ``dropped``). ``dropped`` then also counts :data:`UNDERFLOW` per binomial part and per
+    merge (values near underflow have no relative accuracy): an absolute allowance per entry.
 
     >>> offset, pmf, dropped = poisson_binomial_pmf([0.5, 0.5])
     >>> offset, [round(float(x), 12) for x in pmf], dropped
@@ -449,33 +440,49 @@ def poisson_binomial_pmf(
     sizes = np.bincount(groups, weights=weights, minlength=values.size).astype(np.int64)
     values, sizes = values[sizes > 0], sizes[sizes > 0]
     parts, dropped = [(0, np.ones(1))], 0.0
+    rtols = [0.0]  # relative error bound of each part (only reported with ``with_rtol``)
+    unit = np.finfo(float).eps
     tiny = sizes <= _BATCH_GROUP
     if tiny.any():  # whole supports, zero-padded to one length, combined in batches
         support = np.arange(int(sizes[tiny].max()) + 1)
         rows = binom.pmf(support[None, :], sizes[tiny, None], values[tiny, None])  # 0 above m
-        parts.extend((0, row) for row in _batched_tree(rows))
+        batched = _batched_tree(rows)
+        # each batched level doubles the groups of a row: 2^levels = (length - 1) / (m + 1 - 1)
+        per_row = min(int(tiny.sum()), (batched[0].size - 1) // (support.size - 1))
+        boost = float(np.max(value_rtol(sizes[tiny], sizes[tiny])))
+        parts.extend((0, row) for row in batched)
+        rtols.extend([per_row * boost + 1022 * unit] * len(batched))
+        dropped += UNDERFLOW * int(tiny.sum()) if with_rtol else 0.0
     for r, m in zip(values[~tiny], sizes[~tiny], strict=True):
         # small groups: the whole support (cheap); large ones: only their bulk, not all m + 1 values
         small = m <= _SMALL_GROUP
         low, high, lost = (0, int(m), 0.0) if small else binomial_bulk(int(m), float(r), tail)
         parts.append((low, binom.pmf(np.arange(low, high + 1), int(m), float(r))))
-        dropped += lost
+        rtols.append(float(value_rtol(int(m), max(abs(low - m * r), abs(high - m * r)))))
+        dropped += lost + (UNDERFLOW if with_rtol else 0.0)
     while len(parts) > 1:
-        merged = []
+        merged, merged_rtols = [], []
         for i in range(0, len(parts) - 1, 2):
             (o1, p1), (o2, p2) = parts[i], parts[i + 1]
+            both = rtols[i] + rtols[i + 1] + rtols[i] * rtols[i + 1]
             if p1.size * p2.size <= _DIRECT_WORK:
                 product = np.convolve(p1, p2)
+                both += (min(p1.size, p2.size) + 2) * unit
             else:  # large merges by FFT; its error, summed over the entries, counts as dropped
                 product = np.clip(fftconvolve(p1, p2), 0.0, None)
                 dropped += fft_error_bound(p1, p2) * product.size
+                both += 1e-15
             offset, pmf, lost = _trim(o1 + o2, product, tail)
             merged.append((offset, pmf))
-            dropped += lost
+            merged_rtols.append(both)
+            dropped += lost + (UNDERFLOW if with_rtol else 0.0)
         if len(parts) % 2:
             merged.append(parts[-1])
-        parts = merged
+            merged_rtols.append(rtols[-1])
+        parts, rtols = merged, merged_rtols
     offset, pmf = parts[0]
+    if with_rtol:
+        return offset, np.clip(pmf, 0.0, None), dropped, float(rtols[0])
     return offset, np.clip(pmf, 0.0, None), dropped
 
 
@@ -512,6 +519,14 @@ class CloneCountReduction:
     added to both hypotheses), so the floats never grant more blanket than the reduction does.
     Shared by the amplification accountants (equal probabilities, Feldman, McMillan & Talwar
     2021) and the personalized ones (Chen, Cao & Ge, GSPA, Theorem 1).
+
+    Every finite ``level`` is valid. Once :math:`e^\varepsilon\ge c_{\max}+1` (the largest count
+    kept), every outcome but the top one of each count has likelihood ratio below
+    :math:`e^\varepsilon`, so :math:`H_c=2^{-c}(k-e^\varepsilon(1-k))_+` and ``bound`` uses the
+    closed form :math:`k(1-e^{\varepsilon-\varepsilon_t})\,\mathbb E[2^{-C}]` (16 units of
+    roundoff, ``weight_rtol`` and the summation of :math:`\mathbb E[2^{-C}]`, plus
+    :data:`UNDERFLOW`): no :math:`e^\varepsilon` is formed, so levels past 709 (where it
+    overflows) and up to the float limit are handled exactly.
     """
 
     def __init__(
@@ -534,12 +549,32 @@ class CloneCountReduction:
         self.level = level
         self.keep, self.flip = float(expit(level)), float(expit(-level))
         self.exposed = exposed
+        # From e^eps >= c + 1 on, only the top outcome x = c + 1 of each count has a likelihood
+        # ratio above e^eps (every other ratio is at most (k c + 1 - k) / ((1 - k) c + k) < c),
+        # so H_c = 2^-c (k - e^eps (1 - k))_+ and the average is g(eps) E[2^-C]: a closed form
+        # that holds at every level and every eps (nothing overflows; see :meth:`bound`).
+        top = int(self.counts[-1]) if self.counts.size else 0
+        self.closed_from = float(np.log1p(top)) * (1 + 4 * np.finfo(float).eps)
+        # w_c 2^-c, exact scaling (0, or a subnormal, past 2^-1074: UNDERFLOW covers those)
+        halves = np.ldexp(self.weights, -np.minimum(self.counts, 1100).astype(np.int32))
+        self.top_mass = float(halves.sum())
+        self.top_error = ((self.weight_rtol + halves.size * np.finfo(float).eps)
+                          * self.top_mass + UNDERFLOW)
 
     def bound(self, eps: float) -> tuple[float, float]:
+        """A certified upper bound on delta(eps) and its derivative in eps."""
         if eps >= self.level:
             return self.exposed, 0.0  # every other likelihood ratio is at most e^level
-        summed, slope, error = averaged_mixture_divergence(
-            self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol, self.level
-        )
+        if eps >= self.closed_from:
+            # g = k (1 - e^(eps - level)) within 8 units of roundoff (relative), any level
+            g = self.keep * -np.expm1(eps - self.level)
+            summed = g * self.top_mass
+            error = g * self.top_error + 16 * np.finfo(float).eps * summed
+            slope = -self.keep * float(np.exp(eps - self.level)) * self.top_mass
+        else:
+            summed, slope, error = averaged_mixture_divergence(
+                self.weights, self.counts, self.keep, self.flip, eps, self.weight_rtol,
+                self.level,
+            )
         upper = self.exposed + (1 - self.exposed) * (summed + error + self.dropped)
-        return min(1.0, upper), (1 - self.exposed) * slope
+        return min(1.0, float(upper)), (1 - self.exposed) * float(slope)

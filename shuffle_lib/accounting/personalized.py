@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 from scipy.stats import binom, norm
 
-from shuffle_lib._numerics import EPS_TOL, bisect, certified_epsilon
+from shuffle_lib._numerics import certified_epsilon
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
@@ -44,16 +44,26 @@ from shuffle_lib._validation import (
 )
 from shuffle_lib.accounting._binomial import (
     TRUNCATION,
+    UNDERFLOW,
     CloneCountReduction,
     averaged_mixture_divergence,
     binomial_bulk,
-    hockey_stick_floor,
     poisson_binomial_pmf,
     poisson_binomial_rtol,
-    target_count_laws,
 )
 from shuffle_lib.accounting.fdp import MU_RANGE, gdp_epsilon
-from shuffle_lib.accounting.shuffle import DELTA_MIN, shuffled_rr_exact_epsilon
+from shuffle_lib.accounting.shuffle import (
+    _LEVEL_RTOL,
+    DELTA_MIN,
+    EPS0_MAX,
+    _convolved,
+    _CountLaw,
+    _floor_delta,
+    _floor_epsilon,
+    _reversed,
+    _TargetFloor,
+    shuffled_rr_exact_epsilon,
+)
 
 #: Largest population the personalized accountants take (as levels with counts).
 N_MAX = 10**10
@@ -202,14 +212,22 @@ def personalized_clone_delta(
     Algorithm 2). For general or user-specific randomizers (personalized Laplace or Gaussian) the
     clone decomposition is not established and nothing is certified.
 
+    Range: any finite ``eps`` and levels. At :math:`\varepsilon\ge\varepsilon_t` the value is
+    exactly 0 (every likelihood ratio is at most :math:`e^{\varepsilon_t}`); once
+    :math:`e^\varepsilon` exceeds the largest total, only each total's top outcome counts and the
+    divergence is computed in closed form in log space, so nothing overflows.
+
     >>> round(personalized_clone_delta(0.5, [1.0] * 100, 0.0, target=0), 6) > 0
     True
     """
     eps_val = float(check_epsilon(eps))
     levels, deltas = _personal_levels(eps_i, delta_i, names=("eps_i", "delta_i"))
     t = _check_target(target, levels.size)
+    level_t = float(levels[t])
+    if eps_val >= level_t:
+        return 0.0  # every likelihood ratio of the pair is at most e^(eps_t): no divergence
     offset, w, dropped = poisson_binomial_pmf(np.delete(_clone_probabilities(levels, deltas), t))
-    keep, flip = float(expit(levels[t])), float(expit(-levels[t]))
+    keep, flip = float(expit(level_t)), float(expit(-level_t))
     delta_t = float(deltas[t])
     # totals s = offset + j for j = 0 .. len(w): w(s) from the delta branch, w(s - 1) from the rest
     w_same = np.concatenate([w, [0.0]])       # w(s)
@@ -217,14 +235,63 @@ def personalized_clone_delta(
     totals = offset + np.arange(w.size + 1)
     mass = delta_t * w_same + (1 - delta_t) * w_below
     usable = (totals >= 1) & (mass > 0)
+    rtol = poisson_binomial_rtol(levels.size, levels.size)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = (delta_t * w_same / 2 + (1 - delta_t) * w_below * keep) / mass
+        if eps_val >= _closed_form_from(totals[usable] - 1):
+            # log of the effective flip probability, exact where 1 - keep underflows (level > 709)
+            log_flip = np.logaddexp(
+                np.log(delta_t * w_same / 2),
+                np.log1p(-delta_t) + np.log(w_below) - np.logaddexp(0.0, level_t),
+            ) - np.log(mass)
+            summed, error = _top_outcome_divergence(
+                mass[usable], totals[usable] - 1, effective[usable], log_flip[usable], eps_val,
+                rtol,
+            )
+            return float(min(1.0, summed + error + dropped))
         effective_flip = (delta_t * w_same / 2 + (1 - delta_t) * w_below * flip) / mass
     summed, _, error = averaged_mixture_divergence(
-        mass[usable], totals[usable] - 1, effective[usable], effective_flip[usable], eps_val,
-        poisson_binomial_rtol(levels.size, levels.size),
+        mass[usable], totals[usable] - 1, effective[usable], effective_flip[usable], eps_val, rtol,
     )
     return float(min(1.0, summed + error + dropped))
+
+
+def _closed_form_from(counts: np.ndarray) -> float:
+    """The epsilon from which :func:`_top_outcome_divergence` is exact for these clone counts:
+    ln(1 + the largest count), rounded up."""
+    top = int(counts.max()) if counts.size else 0
+    return float(np.log1p(top)) * (1 + 4 * np.finfo(float).eps)
+
+
+def _top_outcome_divergence(
+    weights: np.ndarray, counts: np.ndarray, keep: np.ndarray, log_flip: np.ndarray, eps: float,
+    weight_rtol: float,
+) -> tuple[float, float]:
+    r""":math:`\sum_c w_c H_c` and an absolute error bound when :math:`e^\varepsilon\ge c+1` for
+    every count: every outcome of :math:`B_c+\mathrm{Bern}(k_c)` against
+    :math:`B_c+\mathrm{Bern}(f_c)` but the top one has a likelihood ratio at most
+    :math:`(k_c c+f_c)/(f_c c+k_c)<c` (``keep`` :math:`k_c\ge 1/2`, :math:`f_c=1-k_c` given by its
+    logarithm), so :math:`H_c=2^{-c}k_c(1-e^{\varepsilon+\ln f_c-\ln k_c})_+`, in log space
+    (nothing overflows at any :math:`\varepsilon`). Error: 8 units of roundoff of the exponent's
+    flip term and of its value, carried through the exponential, 16 of the value,
+    ``weight_rtol`` of the sum, :data:`UNDERFLOW` per count."""
+    unit = np.finfo(float).eps
+    with np.errstate(over="ignore"):
+        exponent = eps + log_flip - np.log(keep)
+        share = np.maximum(-np.expm1(exponent), 0.0)  # 1 - e^exponent, 0 once it is positive
+        # absolute error of the exponent: its terms' rounding (eps is exact; a flip of exactly 0,
+        # log -inf, carries none) and that of the two sums
+        finite = np.isfinite(exponent)
+        slack = 8 * unit * (np.abs(np.where(finite, log_flip, 0.0))
+                            + np.abs(np.where(finite, exponent, 0.0)) + 1.0)
+        top = np.ldexp(keep, -np.minimum(counts, 1100).astype(np.int32))  # k_c 2^-c, exact
+        # (1 - e^x)_+ moves by at most e^min(x + slack, 0) - e^min(x - slack, 0)
+        high, low = np.minimum(exponent + slack, 0.0), np.minimum(exponent - slack, 0.0)
+        moved = np.exp(high) * -np.expm1(np.where(finite, low - high, -np.inf))
+        error = top * (moved + 16 * unit * share)
+    summed = float(np.dot(weights, top * share))
+    bound = float(np.dot(weights, error)) + weight_rtol * summed + UNDERFLOW * counts.size
+    return summed, bound
 
 
 def sample_personalized_reduction(
@@ -311,6 +378,12 @@ def personalized_numerical_epsilon(
     decomposition of GSPA, Lemma 1 is not established, and neither is this bound.
 
     Range: ``delta`` in [1e-150, 1), at most :math:`10^{10}` users; ``ValueError`` outside.
+    Every finite level is taken as it is (no cap: the coefficients are computed from
+    :math:`k=e^{\varepsilon_t}/(1+e^{\varepsilon_t})` in log space, and once
+    :math:`e^\varepsilon` exceeds the largest clone count plus one the divergence has the closed
+    form :math:`(k-e^\varepsilon(1-k))\,\mathbb E[2^{-C}]`), so a user at a level past 709
+    (where :math:`e^{\varepsilon_t}` overflows) is never dropped: alone, such a user makes the
+    bound about their level; hidden among enough clones, the bound stays small.
 
     >>> eps_i = np.linspace(0.5, 1.0, 2000)
     >>> bound = personalized_numerical_epsilon(eps_i, 0.0, 1e-6)
@@ -375,7 +448,8 @@ def clone_reduction_epsilon(
     randomized response at level :math:`\varepsilon_j` on values outside the target's two
     (:math:`r_j=2/(e^{\varepsilon_j}+k-1)`), the reduction is exact and so is this epsilon for
     that pair of datasets. ``counts`` (optional) says how many people share each probability.
-    ``delta`` in [1e-150, 1) (``ValueError`` outside).
+    ``delta`` in [1e-150, 1) (``ValueError`` outside); ``target_eps0`` any finite level and the
+    probabilities anywhere in [0, 1], subnormal ones included (computed in log space, no cap).
 
     >>> r = np.full(9_999, 2 / (np.exp(0.01) + 99))  # 100-ary RR at 0.01 on other values
     >>> round(clone_reduction_epsilon(1.0, r, 1e-6), 3)
@@ -420,7 +494,8 @@ def laplace_clone_probabilities(target_eps: float, eps_i: ArrayLike) -> np.ndarr
     levels = np.atleast_1d(check_epsilon(eps_i, "eps_i", positive=True))
     if levels.ndim != 1:
         raise ValueError(f"eps_i must be 1-D, got shape {levels.shape}")
-    return np.where(levels <= level, levels / level * np.exp(-levels), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # only in entries set to 0 below
+        return np.where(levels <= level, levels / level * np.exp(-levels), 0.0)
 
 
 def personalized_laplace_epsilon(
@@ -436,7 +511,9 @@ def personalized_laplace_epsilon(
     :func:`clone_reduction_epsilon` (target: binary randomized response at :math:`\varepsilon_t`,
     which every pure :math:`\varepsilon_t`-LDP pair is a post-processing of); the result is the
     largest over targets. It never exceeds the largest level. ``counts`` (optional) gives the
-    number of people holding each entry of ``eps_i``. Cost: one evaluation per distinct level.
+    number of people holding each entry of ``eps_i``. Cost: at most one evaluation per distinct
+    level (largest first, stopping at the first level not above the running maximum).
+    Every level is taken as it is, up to the float limit (computed in log space).
     ``delta`` in [1e-150, 1) (``ValueError`` outside).
 
     >>> levels = np.repeat([0.1, 0.5, 1.0], [5_400, 3_700, 900])
@@ -450,7 +527,9 @@ def personalized_laplace_epsilon(
                          f"{int(people.sum())}")
     delta_val = _check_certified_delta(delta)
     worst = 0.0
-    for index in np.flatnonzero(people > 0):
+    for index in np.flatnonzero(people > 0)[::-1]:  # largest level first
+        if distinct[index] <= worst:
+            break  # a target's epsilon never exceeds its level: no smaller level can win
         others = people.copy()
         others[index] -= 1  # the target is not part of its own blanket
         probs = laplace_clone_probabilities(float(distinct[index]), distinct)
@@ -459,14 +538,19 @@ def personalized_laplace_epsilon(
     return worst
 
 
-def _single_rr_epsilon(level: float, delta: float) -> float:
-    """Exact epsilon at delta of one binary randomized-response report at ``level``:
-    delta(eps) = (e^level - e^eps) / (1 + e^level), solved for eps in log space."""
-    # e^eps = e^level (1 - delta) - delta = e^level (1 - delta - delta e^-level)
-    inner = 1.0 - delta - delta * np.exp(-level)
-    if inner <= 0.0:
+def _single_rr_epsilon(level: float, delta: float, upper: bool) -> float:
+    """Epsilon at delta of one binary randomized-response report at ``level``, rounded up
+    (``upper``) or down: delta(eps) = (e^level - e^eps) / (1 + e^level), solved in log space as
+    eps = level + log1p(-delta (1 + e^-level)), with an absolute margin of 8 units of roundoff
+    of each term (and of the log1p's condition number)."""
+    x = delta * (1.0 + np.exp(-level))  # e^eps = e^level (1 - x)
+    if x >= 1.0:
         return 0.0
-    return max(0.0, level + float(np.log(inner)))
+    log_term = float(np.log1p(-x))
+    exact = level + log_term
+    unit = np.finfo(float).eps
+    margin = 8 * unit * (level + abs(log_term) + x / (1.0 - x) + 1.0)
+    return max(0.0, exact + margin) if upper else max(0.0, exact - margin)
 
 
 def level_tagged_rr_epsilon(
@@ -485,7 +569,9 @@ def level_tagged_rr_epsilon(
     which avoids this; the estimator needs only the sum of the levels' terms.
 
     ``floor=False`` (default): a certified upper bound, per level the clone reduction
-    (:func:`personalized_numerical_epsilon` with one level), rounded up. ``floor=True``: a lower
+    (:func:`personalized_numerical_epsilon` with one level), rounded up; a level held by one person
+    gets the exact :math:`\ln(e^{\ell}(1-\delta)-\delta)` in log space, with a margin of a few
+    units of roundoff toward the safe side (any finite level). ``floor=True``: a lower
     bound, per level the exact privacy of shuffled randomized response on the worst of the
     compositions :func:`~shuffle_lib.accounting.shuffle.shuffled_rr_exact_epsilon` tries, rounded
     down. ``counts`` (optional) gives the number of people holding each entry of ``eps_i``.
@@ -503,8 +589,7 @@ def level_tagged_rr_epsilon(
         if group == 0 or float(level) <= worst:
             continue  # a group's epsilon never exceeds its level
         if group == 1:
-            single = _single_rr_epsilon(float(level), delta_val)
-            value = float(np.nextafter(single, 0.0 if floor else np.inf))
+            value = _single_rr_epsilon(float(level), delta_val, upper=not floor)
         elif floor:
             value = shuffled_rr_exact_epsilon(float(level), int(group), delta_val)
         else:
@@ -525,18 +610,38 @@ def _others_bits(others_bits: ArrayLike | None, n: int) -> np.ndarray:
 
 def _personalized_rr_laws(
     levels: np.ndarray, target: int, others_bits: ArrayLike | None
-) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """The two laws of the number of ones and an absolute error bound per entry (rounding and
-    the tails below 1e-20 dropped by the Poisson-binomial computation)."""
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, float]:
+    r"""The two laws of the number of ones (target holding 1, then 0), a relative error bound per
+    entry and an absolute allowance (see :func:`~shuffle_lib.accounting.shuffle._target_laws`).
+
+    Only flip probabilities :math:`f_i=1/(1+e^{\varepsilon_i})\le 1/2` enter, so none is lost when
+    a keep probability rounds to 1: the others' count is :math:`A+m_1-B`, :math:`A` and :math:`B`
+    Poisson-binomial with the flip probabilities of the others holding 0 and 1 (:math:`m_1` of
+    them), each from :func:`poisson_binomial_pmf` with its relative error (``with_rtol``) and
+    tails below :data:`UNDERFLOW` dropped. The others' flip probabilities are rounded up
+    (:func:`~shuffle_lib.accounting.shuffle._others_flip`: slightly lower levels, which can only
+    lower the divergence), so their rounding needs no error term."""
     bits = np.delete(_others_bits(others_bits, levels.size), target)
-    others_levels = np.delete(levels, target)
-    # a user holding 1 reports 1 with probability keep_i, a user holding 0 with 1 - keep_i
-    _, others, dropped = poisson_binomial_pmf(
-        np.where(bits, expit(others_levels), expit(-others_levels))
-    )
-    level = float(levels[target])
-    laws = target_count_laws(others, float(expit(level)), float(expit(-level)))
-    return laws, poisson_binomial_rtol(levels.size, levels.size) * np.maximum(*laws) + dropped
+    flips = np.minimum(expit(-np.delete(levels, target)) * (1 + 2 * _LEVEL_RTOL), 0.5)
+    parts = []
+    for group in (flips[bits], flips[~bits]):
+        if group.size == 0:
+            parts.append(_CountLaw(0, np.ones(1), 0.0, 0.0))
+            continue
+        offset, pmf, dropped, rtol = poisson_binomial_pmf(group, tail=UNDERFLOW, with_rtol=True)
+        parts.append(_CountLaw(offset, pmf, rtol, dropped))
+    ones, zeros = parts
+    return _TargetFloor(_convolved(_reversed(ones, int(bits.sum())), zeros), float(levels[target]))
+
+
+def _floor_levels(eps_i: ArrayLike) -> np.ndarray:
+    """Per-user levels of the shuffled personalized RR floors: 1-D, at least 2 users, each at
+    most :data:`~shuffle_lib.accounting.shuffle.EPS0_MAX` (``ValueError`` naming the limit)."""
+    levels, _ = _personal_levels(eps_i, 0.0, names=("eps_i", "delta_i"))
+    if levels.max() > EPS0_MAX:
+        raise ValueError(f"eps_i must be at most {EPS0_MAX} for the shuffled RR floors, got a "
+                         f"level of {levels.max()!r}")
+    return levels
 
 
 def shuffled_personalized_rr_delta(
@@ -544,21 +649,29 @@ def shuffled_personalized_rr_delta(
 ) -> np.ndarray | float:
     r"""Exact :math:`\delta(\varepsilon)` of shuffled binary randomized response with personalized
     levels (GSPA, Algorithm 2) for one pair of neighbouring datasets: user ``target`` holds 1
-    or 0, the others hold ``others_bits`` (default: all 0; the target's entry is ignored).
+    or 0, the others hold ``others_bits`` (default: all 0; the target's entry is ignored),
+    rounded **down**.
 
     The shuffled reports are summarized without loss by their number of ones, whose law is
-    Poisson-binomial; :math:`\delta` is the larger of the two hockey-stick divergences between the
-    two laws. A **lower bound** on the worst case over datasets, so its epsilon is a floor for
-    every valid bound. Vectorized over ``eps``.
+    Poisson-binomial; :math:`\delta=\max\bigl(H_{e^\varepsilon}(P\|Q),H_{e^\varepsilon}(Q\|P)
+    \bigr)` with :math:`H_{e^\varepsilon}(P\|Q)=\sum_x(P(x)-e^\varepsilon Q(x))_+`. Every
+    probability carries a **relative** error bound (:func:`_personalized_rr_laws`), so tiny
+    probabilities stay usable at every level (a user at level 30 among users at level 1 is seen
+    exactly); the allowance for what is left out is about :math:`10^{-240}` per entry. A **lower
+    bound** on the worst case over datasets, so its epsilon is a floor for every valid bound.
+    Vectorized over ``eps``. Range: levels ``eps_i`` at most 100
+    (:data:`~shuffle_lib.accounting.shuffle.EPS0_MAX`; ``ValueError`` beyond); within it, it
+    agrees with a 40-digit convolution to a relative error of about :math:`10^{-11}` in each
+    probability. Cost: that of :func:`poisson_binomial_pmf` with tails of :math:`10^{-240}`
+    (about a second for :math:`10^5` distinct levels).
 
     >>> round(shuffled_personalized_rr_delta(0.0, [50.0, 50.0], target=0), 6)
     1.0
     """
     eps_arr = check_epsilon(eps)
-    levels, _ = _personal_levels(eps_i, 0.0, names=("eps_i", "delta_i"))
+    levels = _floor_levels(eps_i)
     t = _check_target(target, levels.size)
-    laws, error = _personalized_rr_laws(levels, t, others_bits)
-    result = np.clip(hockey_stick_floor(laws, error, eps_arr), 0.0, 1.0)
+    result = _floor_delta([_personalized_rr_laws(levels, t, others_bits)], eps_arr)
     return float(result) if result.ndim == 0 else result
 
 
@@ -568,25 +681,27 @@ def shuffled_personalized_rr_epsilon(
     r"""Smallest :math:`\varepsilon` with :func:`shuffled_personalized_rr_delta`
     :math:`\le\delta`, rounded **down**: the exact privacy of shuffled personalized randomized
     response on that pair of datasets, a floor for every valid bound. ``target=None`` picks the
-    user with the largest level.
+    user with the largest level. Bisection on :math:`[0,\varepsilon_t]` to
+    :math:`10^{-12}\varepsilon` (relative) from the same bracket for every ``delta``, so the result
+    never increases as ``delta`` grows. Range: levels at most 100, ``delta`` in
+    :math:`[10^{-150}, 1]` (:data:`~shuffle_lib.accounting.shuffle.DELTA_MIN`; ``ValueError``
+    beyond).
 
     >>> eps_i = np.linspace(0.5, 1.0, 2000)
     >>> floor = shuffled_personalized_rr_epsilon(eps_i, 1e-6)
     >>> bool(floor <= personalized_numerical_epsilon(eps_i, 0.0, 1e-6))
     True
+    >>> round(shuffled_personalized_rr_epsilon([30.0] + [1.0] * 9, 1e-6), 4)  # count 0: ratio e^30
+    30.0
     """
-    levels, _ = _personal_levels(eps_i, 0.0, names=("eps_i", "delta_i"))
+    levels = _floor_levels(eps_i)
     delta_val = float(check_delta(delta, allow_zero=False))
+    if delta_val < DELTA_MIN:
+        raise ValueError(f"delta must be at least {DELTA_MIN} for the shuffled RR floors, got "
+                         f"{delta!r}")
     t = int(np.argmax(levels)) if target is None else _check_target(target, levels.size)
-    laws, error = _personalized_rr_laws(levels, t, others_bits)
-
-    def holds(e: float) -> bool:
-        return float(hockey_stick_floor(laws, error, np.asarray(e))) <= delta_val
-
-    if holds(0.0):
-        return 0.0
-    floor, _ = bisect(holds, 0.0, float(levels[t]), EPS_TOL)  # round down: a lower bound
-    return floor
+    floor = _personalized_rr_laws(levels, t, others_bits)
+    return _floor_epsilon([floor], delta_val, float(levels[t]))
 
 
 def liu23_epsilon(eps_i: ArrayLike, delta: float) -> float:
@@ -689,7 +804,9 @@ def gspa_normal_approximation_error(
     for node, weight in zip(nodes, weights, strict=True):
         t = k1 + node / 2  # quadrature point inside [k1 - 1/2, k1 + 1/2]
         centre = mean + slope * (t - mean)
-        band = norm.cdf((k0 + 0.5 - centre) / cond_sd) - norm.cdf((k0 - 0.5 - centre) / cond_sd)
+        with np.errstate(divide="ignore"):  # cond_sd = 0 at p = 1: the band is an indicator
+            band = (norm.cdf((k0 + 0.5 - centre) / cond_sd)
+                    - norm.cdf((k0 - 0.5 - centre) / cond_sd))
         cells += weight / 2 * norm.pdf(t, mean, sd) * band
     gap = np.abs(exact - cells)
     outside = max(0.0, 1.0 - cells.sum()) + max(0.0, 1.0 - exact.sum())
