@@ -36,6 +36,8 @@ from shuffle_lib.accounting import approx_dp, finite, high_precision, personaliz
 from shuffle_lib.accounting._binomial import binomial_bulk
 from shuffle_lib.attacks import (
     MAX_CATEGORIES,
+    MAX_MODEL_CATEGORIES,
+    MAX_MODEL_ENTRIES,
     MAX_TABLE_ENTRIES,
     attack_neighbours,
     knn_reconstruction,
@@ -86,6 +88,9 @@ NOT_SIZE_LIMITS = {
 #: (function, constant) pairs whose code reads a limit that no call of that function can reach,
 #: with the reason (the coverage test then asks no row for them).
 UNREACHED: dict[tuple[str, str], str] = {
+    **{("shuffle_lib.attacks.predicted_distributions", name):
+       "the calibrated model's limits (MAX_MODEL_CATEGORIES, MAX_MODEL_ENTRIES) are far smaller"
+       for name in ("MAX_CATEGORIES", "MAX_TABLE_ENTRIES")},
     **{(f"shuffle_lib.accounting.personalized.{name}", "N_MAX"):
        "users listed one by one (no counts): ARRAY_MAX refuses a list long before N_MAX"
        for name in ("gspa_mu", "gspa_epsilon", "liu23_epsilon", "personalized_clone_delta",
@@ -190,6 +195,16 @@ def _swap_frame(strata: tuple[tuple[int, int], ...]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _pairwise_frame() -> pd.DataFrame:
+    """Strata for the pairwise losses, within their per-stratum table limit (members x m! <=
+    MAX_STRATUM_TABLE): MAX_EXACT_STRATUM records with one owner (8 members) and two strata of
+    six records with two owners (15 members each), distinct counties within a stratum."""
+    rows = [{"size": size, "county": f"c{size}_{j}", "tenure": "own" if j < owners else "rent"}
+            for size, (records, owners) in enumerate([(MAX_EXACT_STRATUM, 1), (6, 2), (6, 2)])
+            for j in range(records)]
+    return pd.DataFrame(rows)
+
+
 # two strata at MAX_EXACT_STRATUM records whose universe is the largest product of
 # C(MAX_EXACT_STRATUM, owners) within MAX_EXACT_UNIVERSE
 _SWAP_STRATA = max(
@@ -267,6 +282,8 @@ def _margin_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 _PER_TABLE = MAX_TABLE_ENTRIES  # vote counts, sources or distributions of the attacks
 _ATTACK_CATEGORIES = 8  # Adult's marital statuses, the d_sigma chapter's labels
+_MODEL_PEOPLE = MAX_MODEL_ENTRIES // (2 * MAX_MODEL_CATEGORIES)  # fitted on t, queried at t
+_LEARN_PEOPLE = MAX_MODEL_ENTRIES // (2 * _ATTACK_CATEGORIES)
 _GD_RECORDS = learning.MAX_PATH_ENTRIES // _GRADIENT_SIZE
 _PRESERVATION_N = permutations.MAX_ITEMS // dsigma.MAX_TRIALS
 _KNOWN_WIDTH_N = 10**6  # documented in words: "n at most 10**6"
@@ -326,20 +343,20 @@ LIMITS: list[Limit] = [
                                                        floor=True)),
     Limit(personalized.gspa_normal_approximation_error, ("N_MAX", "GRID_SIDE_MAX"),
           f"grid side = GRID_SIDE_MAX (n = {_GRID_N})",
-          lambda: personalized.gspa_normal_approximation_error(1.0, _GRID_N), budget=1.0,
-          promise="GRID_SIDE_MAX: a million cells, about a second"),
+          lambda: personalized.gspa_normal_approximation_error(1.0, _GRID_N), budget=2.0,
+          promise="GRID_SIDE_MAX: a million cells, about 1.5 s of CPU"),
     Limit(personalized.sample_personalized_reduction, ("SAMPLE_MAX", "SAMPLE_WORK_MAX"),
           "size = SAMPLE_MAX, size x others = SAMPLE_WORK_MAX",
           lambda: personalized.sample_personalized_reduction(
               np.linspace(0.5, 2.0, _SAMPLER_USERS), 0.0, 0, size=personalized.SAMPLE_MAX,
-              rng=0), budget=1.0, promise="SAMPLE_WORK_MAX: about a second at the limit"),
+              rng=0), budget=5.0, promise="SAMPLE_WORK_MAX: about 4 s of CPU at the limit"),
     # ---------------------------------------------------------------- accounting.high_precision
     Limit(high_precision.clone_delta, ("N_MAX", "COUNTS_MAX", "TAIL_TRIALS_MAX"),
           "n = N_MAX, 0.9 COUNTS_MAX counts",
           lambda: high_precision.clone_delta(
               1e-3, -math.log(_clone_delta_q()), high_precision.N_MAX,
               high_precision.clone_probability_mp(-math.log(_clone_delta_q()))),
-          budget=2.0, promise="about a second per 50,000 counts"),
+          budget=6.0, promise="about 3 s of CPU per 50,000 counts"),
     Limit(high_precision.clone_pair_laws, ("QUADRATIC_N_MAX",), "n = QUADRATIC_N_MAX",
           lambda: high_precision.clone_pair_laws(1.0, high_precision.QUADRATIC_N_MAX,
                                                  high_precision.clone_probability_mp(1.0))),
@@ -404,36 +421,47 @@ LIMITS: list[Limit] = [
               *_inputs("knn", lambda: (_uniform_points(dsigma.MAX_NEAREST // 15),
                                        _labels(dsigma.MAX_NEAREST // 15, _ATTACK_CATEGORIES))),
               15), repeats=2),
-    Limit(predicted_distributions, ("MAX_CATEGORIES",), "n_categories = MAX_CATEGORIES",
+    Limit(predicted_distributions, ("MAX_MODEL_CATEGORIES", "MAX_MODEL_ENTRIES"),
+          "n_categories = MAX_MODEL_CATEGORIES, (n + n) x categories = MAX_MODEL_ENTRIES",
           lambda: predicted_distributions(
               *_inputs("calibrated classes", lambda: (
-                  _uniform_points(4 * MAX_CATEGORIES, 1),
-                  np.repeat(np.arange(MAX_CATEGORIES), 4))),
-              MAX_CATEGORIES, eps=2.5, rng=0), repeats=2),
-    Limit(predicted_distributions, ("MAX_TABLE_ENTRIES",),
-          "len(at) x categories = MAX_TABLE_ENTRIES",
+                  _uniform_points(_MODEL_PEOPLE, 1),
+                  np.arange(_MODEL_PEOPLE) % MAX_MODEL_CATEGORIES)),
+              MAX_MODEL_CATEGORIES, eps=2.5, rng=0), repeats=2),
+    Limit(predicted_distributions, ("MAX_MODEL_ENTRIES",),
+          "(8,000 + len(at)) x 8 categories = MAX_MODEL_ENTRIES",
           lambda: predicted_distributions(
               *_inputs("calibrated at", lambda: (
                   _uniform_points(8_000, 1), _labels(8_000, _ATTACK_CATEGORIES))),
               _ATTACK_CATEGORIES, eps=2.5, rng=0,
               at=_inputs("calibrated at points", lambda: _uniform_points(
-                  _PER_TABLE // _ATTACK_CATEGORIES, 1))), repeats=2),
+                  MAX_MODEL_ENTRIES // _ATTACK_CATEGORIES - 8_000, 1))), repeats=2),
     Limit(local_distributions, ("MAX_TABLE_ENTRIES",), "n x categories = MAX_TABLE_ENTRIES",
           lambda: local_distributions(
               *_inputs("local", lambda: (
                   _uniform_points(_PER_TABLE // _ATTACK_CATEGORIES, 1),
                   _labels(_PER_TABLE // _ATTACK_CATEGORIES, _ATTACK_CATEGORIES))),
               1e-6, _ATTACK_CATEGORIES), repeats=2),
-    Limit(learnability_error, ("MAX_TABLE_ENTRIES",), "n x categories = MAX_TABLE_ENTRIES",
+    Limit(learnability_error, ("MAX_MODEL_ENTRIES",), "(n + n) x 8 categories = MAX_MODEL_ENTRIES",
           lambda: learnability_error(
               *_inputs("learnability", lambda: (
-                  _uniform_points(_PER_TABLE // _ATTACK_CATEGORIES, 1),
-                  _labels(_PER_TABLE // _ATTACK_CATEGORIES, _ATTACK_CATEGORIES),
-                  _labels(_PER_TABLE // _ATTACK_CATEGORIES, _ATTACK_CATEGORIES))),
+                  _uniform_points(_LEARN_PEOPLE, 1), _labels(_LEARN_PEOPLE, _ATTACK_CATEGORIES),
+                  _labels(_LEARN_PEOPLE, _ATTACK_CATEGORIES))),
               1e-6, _ATTACK_CATEGORIES, eps=2.5, rng=0), repeats=2),
+    Limit(learnability_error, ("MAX_MODEL_CATEGORIES", "MAX_MODEL_ENTRIES"),
+          "n_categories = MAX_MODEL_CATEGORIES, (n + n) x categories = MAX_MODEL_ENTRIES",
+          lambda: learnability_error(
+              *_inputs("learnability classes", lambda: (
+                  _uniform_points(_MODEL_PEOPLE, 1),
+                  np.arange(_MODEL_PEOPLE) % MAX_MODEL_CATEGORIES,
+                  np.arange(_MODEL_PEOPLE) % MAX_MODEL_CATEGORIES)),
+              1e-6, MAX_MODEL_CATEGORIES, eps=2.5, rng=0), repeats=2),
     # ---------------------------------------------------------------- audit, datasets
     Limit(audit, ("MAX_AUDIT_TRIALS",), "trials = MAX_AUDIT_TRIALS",
           lambda: audit(_flip, MAX_AUDIT_TRIALS, rng=0)),
+    Limit(audit, ("MAX_AUDIT_TRIALS",), "trials = MAX_AUDIT_TRIALS, continuous scores",
+          lambda: audit(lambda which, size, gen: gen.normal(which, 1.0, size), MAX_AUDIT_TRIALS,
+                        rng=0)),
     Limit(synthetic_clusters, ("MAX_SYNTHETIC_PEOPLE",), "n = MAX_SYNTHETIC_PEOPLE",
           lambda: synthetic_clusters(MAX_SYNTHETIC_PEOPLE, rng=0)),
     Limit(PublicPrivateData, ("MAX_SYNTHETIC_PEOPLE",), "MAX_SYNTHETIC_PEOPLE people",
@@ -522,16 +550,20 @@ LIMITS: list[Limit] = [
           lambda: learning.per_record_gradients(
               np.zeros((_FEATURES + 1, _CLASSES)),
               *_inputs("gradients", lambda: _model_data(_GD_RECORDS))), repeats=2),
-    Limit(learning.shuffled_personalized_sgd, ("MAX_PATH_ENTRIES",),
-          "records per client x (d+1) x k = MAX_PATH_ENTRIES (4 clients, 50 epochs)",
+    Limit(learning.shuffled_personalized_sgd, ("MAX_PATH_ENTRIES", "MAX_SGD_WORK"),
+          "records per client x (d+1) x k = MAX_PATH_ENTRIES (4 clients), "
+          "epochs x n x (d+1) x k = MAX_SGD_WORK (1 epoch)",
           lambda: learning.shuffled_personalized_sgd(
               *_inputs("sgd clients", lambda: _model_data(4 * _GD_RECORDS)),
-              [1.0, 2.0, 4.0, 8.0], 1e-5, rng=0), repeats=2),
-    Limit(learning.shuffled_personalized_sgd, ("MAX_PATH_ENTRIES",),
-          "epochs x (d+1) x k = MAX_PATH_ENTRIES (40 records)",
+              [1.0, 2.0, 4.0, 8.0], 1e-5, epochs=learning.MAX_SGD_WORK // (4 * _GD_RECORDS
+                                                                        * _GRADIENT_SIZE),
+              rng=0), repeats=2),
+    Limit(learning.shuffled_personalized_sgd, ("MAX_SGD_STEPS", "MAX_SGD_NOISE"),
+          "epochs x clients = MAX_SGD_STEPS (1 client of 1 record, d = 99, k = 10: noise = "
+          "MAX_SGD_NOISE)",
           lambda: learning.shuffled_personalized_sgd(
-              *_model_data(40), [1.0, 2.0, 4.0, 8.0], 1e-5,
-              epochs=learning.MAX_PATH_ENTRIES // _GRADIENT_SIZE, n_classes=_CLASSES, rng=0)),
+              np.random.default_rng(3).normal(size=(1, 99)), [9], [1.0], 1e-5,
+              epochs=learning.MAX_SGD_STEPS, n_classes=10, rng=0)),
     # ---------------------------------------------------------------- permutations
     Limit(permutations.hamming_moved_pmf, ("MAX_ITEMS",), "n = MAX_ITEMS",
           lambda: permutations.hamming_moved_pmf(permutations.MAX_ITEMS, 1.0)),
@@ -633,11 +665,21 @@ LIMITS: list[Limit] = [
     Limit(invariant_universe, ("MAX_EXACT_STRATUM",), "strata of MAX_EXACT_STRATUM records",
           lambda: invariant_universe(_swap_frame(_SWAP_STRATA), "size", "county")),
     Limit(pairwise_swapping_losses, ("MAX_EXACT_STRATUM", "MAX_EXACT_UNIVERSE"),
-          "universe <= MAX_EXACT_UNIVERSE, strata of MAX_EXACT_STRATUM",
-          lambda: pairwise_swapping_losses(_swap_frame(_SWAP_STRATA), "size", "county", 0.5)),
+          "universe 8 x 15 x 15 = 1800 <= MAX_EXACT_UNIVERSE, a stratum of MAX_EXACT_STRATUM",
+          lambda: pairwise_swapping_losses(_pairwise_frame(), "size", "county", 0.5)),
     Limit(exact_swapping_epsilon, ("MAX_EXACT_STRATUM", "MAX_EXACT_UNIVERSE"),
-          "universe <= MAX_EXACT_UNIVERSE, strata of MAX_EXACT_STRATUM",
-          lambda: exact_swapping_epsilon(_swap_frame(_SWAP_STRATA), "size", "county", 0.5)),
+          "universe 8 x 15 x 15 = 1800 <= MAX_EXACT_UNIVERSE, a stratum of MAX_EXACT_STRATUM",
+          lambda: exact_swapping_epsilon(_pairwise_frame(), "size", "county", 0.5)),
+    # one stratum of six distinct records: 720 = MAX_STRATUM_UNIVERSE members, 720 x 6! =
+    # MAX_STRATUM_TABLE permutation entries (both per-stratum limits at once)
+    *(
+        Limit(function, ("MAX_STRATUM_UNIVERSE", "MAX_STRATUM_TABLE"),
+              "one stratum: MAX_STRATUM_UNIVERSE members, MAX_STRATUM_TABLE entries",
+              lambda function=function: function(pd.DataFrame(
+                  {"size": 1, "county": list("ABCDEF"), "tenure": list("abcdef")}),
+                  "size", "county", 0.5))
+        for function in (pairwise_swapping_losses, exact_swapping_epsilon)
+    ),
     # ---------------------------------------------------------------- topdown
     Limit(topdown.discrete_gaussian, ("MAX_DRAWS",), "size = MAX_DRAWS",
           lambda: topdown.discrete_gaussian(1e4, size=topdown.MAX_DRAWS, rng=0), budget=0.5,

@@ -11,8 +11,8 @@ ARRAY_MAX = 2 * 10**8
 """Most entries an array argument of any public function may have (``ValueError`` beyond).
 
 It sits above every per-function limit the library documents on the entries of an array (the
-largest are the ``10**8`` entries of ``attacks.MAX_TABLE_ENTRIES`` and
-``learning.MAX_PATH_ENTRIES``; most others are ``10**7``) and far below what a copy would cost in
+largest are the ``10**8`` entries of ``learning.MAX_PATH_ENTRIES``; most others, among them
+``attacks.MAX_TABLE_ENTRIES``, are ``10**7``) and far below what a copy would cost in
 memory (1.6 GB of float64 at the ceiling). It is checked on the array as given, before any
 copy, cast or scan, so an input that costs no memory itself (a broadcast view of length
 ``10**12``) is refused at once instead of exhausting memory in the first ``astype``."""

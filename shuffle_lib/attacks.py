@@ -8,7 +8,9 @@ invites them to do.
 Limits (each raises ``ValueError`` beyond it): public positions ``t`` have coordinates of absolute
 value at most ``1e150`` (squared distances must stay finite), ``n_categories`` is at most
 ``MAX_CATEGORIES`` (1000), and no call builds a table (neighbour lists, vote counts, class
-probabilities) of more than ``MAX_TABLE_ENTRIES`` (``10**8``) entries.
+probabilities) of more than ``MAX_TABLE_ENTRIES`` (``10**7``) entries, so that every call
+answers within seconds (at ``10**8`` the neighbour lists, local distributions and vote counts
+took 15 to 50 s of CPU; the paper-scale cells of the book build at most ``8 * 10**6``).
 """
 
 from __future__ import annotations
@@ -34,8 +36,17 @@ from shuffle_lib.randomizers import k_randomized_response, krr_channel
 MAX_CATEGORIES = 1000
 """Largest ``n_categories`` accepted (the k x k randomized-response channel is inverted)."""
 
-MAX_TABLE_ENTRIES = 10**8
-"""Largest table (neighbour lists, vote counts, class probabilities) a call builds: 800 MB."""
+MAX_TABLE_ENTRIES = 10**7
+"""Largest table (neighbour lists, vote counts, class probabilities) a call builds: 80 MB, a few
+seconds of work (issue 32: 10**8 took up to 50 s of CPU)."""
+
+MAX_MODEL_CATEGORIES = 16
+"""Largest ``n_categories`` of the calibrated model (:func:`predicted_distributions`): it fits
+one set of trees per class, about 0.15 s of CPU each (1000 classes took minutes)."""
+
+MAX_MODEL_ENTRIES = 5 * 10**5
+"""Largest (training rows + query rows) x ``n_categories`` of the calibrated model: a few seconds
+of CPU at the limit (the book's paper-scale cells use 40,000 rows x 8 categories)."""
 
 _MAX_COORDINATE = 1e150
 """Largest absolute coordinate of a public position: squared distances must stay finite."""
@@ -54,6 +65,19 @@ def _check_n_categories(n_categories: int, rows: int, minimum: int = 1,
         raise ValueError(f"{rows_label} x n_categories = {rows} x {size} entries exceed the "
                          f"documented limit of {MAX_TABLE_ENTRIES}")
     return size
+
+
+def _check_model_size(train: int, query: int, n_categories: int) -> None:
+    """Refuse a calibrated model past ``MAX_MODEL_CATEGORIES`` classes or ``MAX_MODEL_ENTRIES``
+    (``train`` + ``query``) x ``n_categories`` entries, before any work."""
+    if isinstance(n_categories, int | np.integer) and n_categories > MAX_MODEL_CATEGORIES:
+        raise ValueError(f"n_categories = {n_categories} is above the calibrated model's "
+                         f"documented limit of {MAX_MODEL_CATEGORIES} classes")
+    if isinstance(n_categories, int | np.integer) and (train + query) * n_categories > \
+            MAX_MODEL_ENTRIES:
+        raise ValueError(f"the calibrated model would see ({train} + {query}) rows x "
+                         f"{n_categories} categories, above the documented limit of "
+                         f"{MAX_MODEL_ENTRIES}")
 
 
 def _check_labels(values: ArrayLike, name: str, n_categories: int, n: int | None = None,
@@ -289,8 +313,9 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
 
     ``z`` holds one value in ``0..n_categories-1`` per person, each value that occurs at least
     twice (the Platt scaling is fitted by 2-fold cross-validation). Limits: ``eps >= 1e-9`` (below
-    it the channel is numerically singular), ``n_categories <= MAX_CATEGORIES`` and
-    ``len(at) * n_categories <= MAX_TABLE_ENTRIES``.
+    it the channel is numerically singular), ``n_categories <= MAX_MODEL_CATEGORIES`` (16: one set
+    of trees per class) and ``(len(t) + len(at)) * n_categories <= MAX_MODEL_ENTRIES``
+    (``5 * 10**5``), both checked before any work; ``at`` defaults to ``t``.
 
     The model is fitted on one thread, OpenMP and BLAS alike: with a few thousand people each
     split of the trees, and each step of the Platt scaling's L-BFGS-B, is too small for threads to
@@ -307,6 +332,7 @@ def predicted_distributions(t: ArrayLike, z: ArrayLike, n_categories: int,
     query = points if at is None else check_points(at, "at", _MAX_COORDINATE)
     if query.shape[1] != points.shape[1]:
         raise ValueError(f"at must have {points.shape[1]} columns like t, got {query.shape[1]}")
+    _check_model_size(points.shape[0], query.shape[0], n_categories)
     size = _check_n_categories(n_categories, query.shape[0], minimum=1 if eps is None else 2,
                                rows_label="points")
     released = _check_labels(z, "z", size, points.shape[0])
@@ -415,12 +441,18 @@ def learnability_error(t: ArrayLike, z: ArrayLike, x: ArrayLike, r: float, n_cat
     prediction (:func:`predicted_distributions`) and the local truth within ``r``
     (:func:`local_distributions`), divided by the same error of the uniform guess (Meehan et al.
     2022, Section 5). 0 is perfect; 1 is no better than knowing nothing. The arguments and limits
-    are those of the two functions.
+    are those of the two functions (the model's, ``MAX_MODEL_CATEGORIES`` classes and
+    ``2 * len(t) * n_categories <= MAX_MODEL_ENTRIES``, checked before any work).
 
     >>> t = np.repeat([0.0, 10.0], 100); x = np.repeat([0, 1], 100)
     >>> bool(learnability_error(t, x, x, 1.0, 2, rng=0) < 0.1)
     True
     """
+    try:  # the model's size first; the arguments themselves are checked by the two functions
+        rows = int(np.shape(t)[0])
+    except (ValueError, IndexError, TypeError):
+        rows = 0
+    _check_model_size(rows, rows, n_categories)
     truth = local_distributions(t, x, r, n_categories)
     return relative_tv_error(predicted_distributions(t, z, n_categories, eps, rng), truth)
 

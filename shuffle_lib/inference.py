@@ -199,15 +199,16 @@ def household_prior(sizes: ArrayLike, prevalence: float, agreement: float) -> np
     if _too_many(2, n):
         raise ValueError(f"sizes add up to {n} people: 2^{n} datasets are too many to enumerate "
                          f"(limit MAX_CELLS = {MAX_CELLS})")
-    datasets = all_sequences(n, 2)
-    out = np.ones(datasets.shape[0])
-    start = 0
+    # households are independent, so the table is the outer product of one table per household
+    # (first person most significant, as in all_sequences): O(2^n) work, no 2^n x n array
+    out = np.ones(1)
     for size in counts:
-        members = datasets[:, start:start + size]
-        ones = members.sum(axis=1)
-        out *= (p * a**ones * (1 - a) ** (size - ones)
-                + (1 - p) * (1 - a) ** ones * a ** (size - ones))
-        start += size
+        ones = np.zeros(1, dtype=np.int64)
+        for _ in range(int(size)):  # ones in each member pattern of this household, in order
+            ones = (ones[:, None] + np.arange(2, dtype=np.int64)).reshape(-1)
+        table = (p * a**ones * (1 - a) ** (size - ones)
+                 + (1 - p) * (1 - a) ** ones * a ** (size - ones))
+        out = np.multiply.outer(out, table).reshape(-1)
     return out.reshape((2,) * n)
 
 

@@ -49,6 +49,21 @@ MAX_PATH_ENTRIES = 10**8
 """Largest weight path (``epochs * (d + 1) * k`` numbers, 800 MB) that
 :func:`shuffled_personalized_sgd` stores; also the largest per-client gradient array."""
 
+MAX_SGD_STEPS = 2 * 10**4
+"""Most client updates (``epochs * len(eps)``) of :func:`shuffled_personalized_sgd`: each is a
+few NumPy calls (tens of microseconds), so the limit is a few seconds of training (the book
+trains 100 clients for 50 epochs, 5,000 updates)."""
+
+MAX_SGD_NOISE = 2 * 10**7
+"""Most noise entries :func:`shuffled_personalized_sgd` draws (``epochs * len(eps) * (d + 1) *
+k``, one weight-sized Gaussian draw per client update; this also bounds the path it returns):
+about a second."""
+
+MAX_SGD_WORK = 5 * 10**8
+"""Most gradient entries :func:`shuffled_personalized_sgd` computes in all
+(``epochs * len(eps) * m * (d + 1) * k``, ``m`` records per client): a few seconds of training
+(about 3 ms per million entries; the book needs about 7 million)."""
+
 
 def digits_pca(n_components: int = 10, test_fraction: float = 0.25, seed: int = 0
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -209,6 +224,47 @@ def _clip_rows(gradients: np.ndarray, clip: float) -> np.ndarray:
     return clipped
 
 
+def _row_norms(rows: np.ndarray) -> np.ndarray:
+    """Euclidean norm of each row of a 2-D array; a row whose squared norm overflows or is below
+    1e-150 (and non-zero) is rescaled by its largest entry first, as in :func:`_clip_rows`. Call
+    it under ``np.errstate(over="ignore", under="ignore")``."""
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    if not 1e-150 <= norms.min() <= norms.max() < np.inf:  # one test on the hot path
+        redo = np.isinf(norms) | ((norms < 1e-150) & (norms >= 0))
+        part = rows[redo]
+        top = np.abs(part).max(axis=1, keepdims=True)
+        top[top == 0] = 1.0
+        norms[redo] = top.reshape(-1) * np.sqrt(((part / top) ** 2).sum(axis=1))
+    return norms
+
+
+def _clipped_mean_gradient(weights: np.ndarray, xb: np.ndarray, labels: np.ndarray,
+                           x_norms: np.ndarray, clip: float, picked: np.ndarray) -> np.ndarray:
+    """Mean over the records of ``_clip_rows(_per_record_gradients(...), clip)`` without the
+    ``m x (d + 1) x k`` array: record j's gradient is the outer product of ``xb[j]`` (norm
+    ``x_norms[j]``) and its residual ``r_j`` (norm ``|r_j|``), so its norm is the product of the
+    two and the clipped mean is ``xb.T @ (c * R) / m`` with ``c_j = 1 / max(1, norm_j / clip)``.
+    Rows with ``norm_j / clip`` above 1e300 (or infinite) are scaled by ``clip / norm_j`` from
+    their unit vectors instead. Call it under ``np.errstate`` ignoring over/under/invalid: an
+    overflow gives NaN weights, which the caller refuses."""
+    residual = xb @ weights  # the logits, turned in place into scipy's softmax, then residuals
+    residual -= residual.max(axis=1, keepdims=True)
+    np.exp(residual, out=residual)
+    residual /= residual.sum(axis=1, keepdims=True)
+    residual[picked, labels] -= 1.0
+    r_norms = _row_norms(residual)
+    ratio = x_norms * r_norms / clip
+    factor = 1.0 / np.maximum(1.0, ratio)
+    if not ratio.max() > 1e300:  # the usual case: one test (a NaN ratio also lands here)
+        residual *= factor[:, None]
+        return (xb.T @ residual) / labels.size
+    far = ratio > 1e300
+    total = (
+        xb[~far].T @ (residual[~far] * factor[~far, None])
+        + (xb[far] / x_norms[far, None]).T @ (residual[far] * (clip / r_norms[far])[:, None]))
+    return total / labels.size
+
+
 def clip_rows(gradients: np.ndarray, clip: float) -> np.ndarray:
     r"""Scale each record's gradient (a finite array, one record per row of the first axis) to
     Frobenius norm at most ``clip``: :math:`g/\max(1,\|g\|/C)` (per-record clipping, see the
@@ -276,9 +332,16 @@ def shuffled_personalized_sgd(
     :math:`b_i\sim N(0,\sigma_i^2 I)`, :math:`\sigma_i` from :func:`client_noise_scales`.
 
     Returns the weights after every epoch, shape ``(epochs, d + 1, k)``, starting from zero.
-    See the module docstring for what is (and is not) certified. Limit: the path and each
-    client's per-record gradients hold at most ``MAX_PATH_ENTRIES`` (``10**8``) numbers; a
-    ``learning_rate`` so large that the weights overflow raises ``ValueError``.
+    See the module docstring for what is (and is not) certified. Limits: the path and each
+    client's per-record gradients hold at most ``MAX_PATH_ENTRIES`` (``10**8``) numbers; at most
+    ``MAX_SGD_STEPS`` (``2 * 10**4``) client updates ``epochs * len(eps)``, at most
+    ``MAX_SGD_NOISE`` (``2 * 10**7``) noise entries ``epochs * len(eps) * (d + 1) * k``, and at most
+    ``MAX_SGD_WORK`` (``5 * 10**8``) gradient entries ``epochs * len(eps) * m * (d + 1) * k`` in
+    all (each a few seconds); a ``learning_rate`` so large that the weights overflow raises
+    ``ValueError``. The mean of the clipped per-record gradients is computed without storing them:
+    the gradient of record :math:`j` is the outer product :math:`\tilde x_j r_j^\top`, whose norm
+    is :math:`\|\tilde x_j\|\,\|r_j\|`, so the mean is :math:`\tilde X^\top(c\odot R)/m` with
+    :math:`c_j` the clipping factor of record :math:`j`.
 
     >>> x = np.array([[0.0, 1.0], [1.0, 0.0]] * 20); y = np.array([0, 1] * 20)
     >>> path = shuffled_personalized_sgd(x, y, [50.0] * 4, 1e-5, epochs=30, learning_rate=0.5,
@@ -302,19 +365,40 @@ def shuffled_personalized_sgd(
         raise ValueError(f"max(epochs, records per client) x (d + 1) x n_classes = "
                          f"{max(steps, batch)} x {size} entries (labels and features set d and "
                          f"n_classes) exceed the documented limit of {MAX_PATH_ENTRIES}")
+    if steps * clients > MAX_SGD_STEPS:
+        raise ValueError(f"epochs x clients = {steps} x {clients} client updates exceed the "
+                         f"documented limit MAX_SGD_STEPS = {MAX_SGD_STEPS}")
+    if steps * clients * size > MAX_SGD_NOISE:
+        raise ValueError(f"epochs x clients x (d + 1) x n_classes = {steps} x {clients} x {size} "
+                         f"noise entries exceed the documented limit MAX_SGD_NOISE = "
+                         f"{MAX_SGD_NOISE}")
+    if steps * clients * batch * size > MAX_SGD_WORK:
+        raise ValueError(f"epochs x clients x records per client x (d + 1) x n_classes = "
+                         f"{steps} x {clients} x {batch} x {size} gradient entries exceed the "
+                         f"documented limit MAX_SGD_WORK = {MAX_SGD_WORK}")
     gen = as_rng(rng)
     members = gen.permutation(x.shape[0])[: batch * clients].reshape(clients, batch)
     sigmas = client_noise_scales(eps_arr, delta, clip, batch)
     clip_value = float(check_positive(clip, "clip"))
     weights = np.zeros((x.shape[1] + 1, k))
     path = np.empty((steps, *weights.shape))
-    for epoch in range(steps):
-        for client in gen.permutation(clients):  # a new shuffle every epoch
-            rows = members[client]
-            grads = _clip_rows(_per_record_gradients(weights, x[rows], y[rows]), clip_value)
-            noise = gen.standard_normal(weights.shape) * sigmas[client]
-            weights = weights - rate * (grads.mean(axis=0) + noise)
-        path[epoch] = weights
+    # each client's records, with the bias column, and their norms: fixed for the whole training
+    client_x = [_with_bias(x[rows]) for rows in members]
+    client_y = [y[rows] for rows in members]
+    picked = np.arange(batch)
+    # one errstate for the whole loop (it costs microseconds per entry); an overflow ends in
+    # non-finite weights, refused below
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        client_norms = [_row_norms(xb) for xb in client_x]
+        for epoch in range(steps):
+            order = gen.permutation(clients)  # a new shuffle every epoch
+            # the same draws, in the same order, as one standard_normal(weights.shape) per client
+            noises = gen.standard_normal((clients, *weights.shape))
+            for noise, client in zip(noises, order, strict=True):
+                mean = _clipped_mean_gradient(weights, client_x[client], client_y[client],
+                                              client_norms[client], clip_value, picked)
+                weights = weights - rate * (mean + noise * sigmas[client])
+            path[epoch] = weights
     if not np.isfinite(path).all():
         raise ValueError(f"the weights overflowed: learning_rate = {rate} is too large for these "
                          f"features")

@@ -188,19 +188,28 @@ def log_derangements(m: ArrayLike) -> np.ndarray:
     arr = _integer_array(m, "m", ndim=None)
     if (arr < 0).any():
         raise ValueError(f"m must hold non-negative integers, got {m!r:.80}")
+    return _log_derangements_given(arr, gammaln(arr + 1.0))
+
+
+def _log_derangements_given(arr: np.ndarray, log_factorial: np.ndarray) -> np.ndarray:
+    """:func:`log_derangements` of checked ``arr`` given ``log_factorial = gammaln(arr + 1.0)``
+    (so a caller that already holds it does not compute it again)."""
     # the alternating sum has converged to e^{-1} to double precision beyond m = 20
     i = np.arange(21)
     partial_sums = np.cumsum((-1.0) ** i / np.exp(gammaln(i + 1.0)))
     with np.errstate(divide="ignore"):
         fraction = np.where(arr <= 20, partial_sums[np.minimum(arr, 20)], np.exp(-1.0))
-        return np.where(arr == 1, -np.inf, gammaln(arr + 1.0) + np.log(fraction))
+        return np.where(arr == 1, -np.inf, log_factorial + np.log(fraction))
 
 
 def _hamming_log_weights(n: int, theta: float) -> np.ndarray:
-    """log of (number of permutations at Hamming distance h) e^{-theta h}, h = 0..n."""
+    r"""log of (number of permutations at Hamming distance h) e^{-theta h}, h = 0..n. One
+    ``gammaln`` pass: :math:`\ln h!` serves the binomial (reversed, it is :math:`\ln (n-h)!`)
+    and the derangements, the same floats as three separate passes."""
     h = np.arange(n + 1)
-    log_choose = gammaln(n + 1.0) - gammaln(h + 1.0) - gammaln(n - h + 1.0)
-    return log_choose + log_derangements(h) - theta * h
+    log_factorial = gammaln(h + 1.0)
+    log_choose = gammaln(n + 1.0) - log_factorial - log_factorial[::-1]
+    return log_choose + _log_derangements_given(h, log_factorial) - theta * h
 
 
 def hamming_moved_pmf(n: int, theta: float) -> np.ndarray:

@@ -52,6 +52,11 @@ UnorderedDataset = tuple[tuple, ...]
 
 MAX_EXACT_STRATUM = 8  # exact enumeration visits m! permutations per stratum
 MAX_EXACT_UNIVERSE = 2_000  # pairwise losses visit every pair of the universe
+#: pairwise losses compare every pair of one stratum's members over all its outputs (cubic in its
+#: universe): at most 720 = 6! members (six distinct records) in one stratum's universe
+MAX_STRATUM_UNIVERSE = 720
+#: ... and tabulate members x m! permutations of a stratum of m records: at most 720 x 6! entries
+MAX_STRATUM_TABLE = 720 * 720
 
 
 def _column_list(spec: Columns, name: str, records: pd.DataFrame) -> list[str]:
@@ -514,15 +519,33 @@ def _stratum_tables(rows: tuple[tuple, ...], positions: tuple[int, ...]) -> _Str
     return _StratumTables(members, moved, target, distance)
 
 
+@cached_njit
+def _pair_extremes_kernel(log_law: np.ndarray, largest: np.ndarray, smallest: np.ndarray
+                          ) -> None:  # pragma: no cover - compiled
+    """Fill ``largest``/``smallest`` in one pass per unordered pair: the gap of :math:`(v, u)` is
+    minus that of :math:`(u, v)` (0 stays 0), so its maximum is minus the other's minimum."""
+    size, outputs = log_law.shape
+    for u in range(size):
+        largest[u, u] = 0.0
+        smallest[u, u] = 0.0
+        for v in range(u + 1, size):
+            high, low = -np.inf, np.inf
+            for z in range(outputs):
+                a, b = log_law[u, z], log_law[v, z]
+                gap = 0.0 if a == b else a - b
+                high = max(high, gap)
+                low = min(low, gap)
+            largest[u, v], smallest[u, v] = high, low
+            largest[v, u], smallest[v, u] = -low + 0.0, -high + 0.0
+
+
 def _pair_extremes(log_law: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""For every pair of members :math:`(u, v)`: the largest and smallest
-    :math:`\ln\Pr(T(u)=z)-\ln\Pr(T(v)=z)` over outputs :math:`z` (0 where both are impossible)."""
+    :math:`\ln\Pr(T(u)=z)-\ln\Pr(T(v)=z)` over outputs :math:`z` (0 where both are impossible).
+    :math:`O(\text{size}^3)`, compiled: about 0.2 s at ``MAX_STRATUM_UNIVERSE`` members."""
     size = log_law.shape[0]
     largest, smallest = np.empty((size, size)), np.empty((size, size))
-    for u in range(size):
-        with np.errstate(invalid="ignore"):  # -inf - (-inf): both impossible, set to 0
-            gap = np.where(log_law[u] == log_law, 0.0, log_law[u] - log_law)
-        largest[u], smallest[u] = gap.max(axis=1), gap.min(axis=1)
+    _pair_extremes_kernel(np.ascontiguousarray(log_law, dtype=np.float64), largest, smallest)
     return largest, smallest
 
 
@@ -546,7 +569,13 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     :math:`L=\max\{\sum_s\max_{z_s}g_s,\ -\sum_s\min_{z_s}g_s\}` and
     :math:`d=\sum_s d_s`. Each stratum's law is a matrix over its universe (every permutation of
     the stratum enumerated once, for all members), so only the strata are enumerated, not the
-    whole universe. At most ``MAX_EXACT_UNIVERSE`` datasets in the universe.
+    whole universe. At most ``MAX_EXACT_UNIVERSE`` (2,000) datasets in the universe and at most
+    ``MAX_STRATUM_UNIVERSE`` (720, the universe of six distinct records) in the universe of any one
+    stratum, and for a stratum of :math:`m` records with :math:`u` members at most
+    ``MAX_STRATUM_TABLE`` (:math:`720\cdot 6!`) entries :math:`u\cdot m!` in its table of
+    permutations: the work on a stratum grows as :math:`u^3` (every pair of members compared over
+    every output) plus :math:`u\cdot m!`, so these limits are checked before any table is built
+    (a stratum of seven or eight records is accepted with at most 102 or 12 members).
 
     At :math:`p=1/2` in a stratum of three (one owner, two renters, three counties), a
     permutation moving :math:`k` records has weight :math:`1/!k`: the owner stays put with
@@ -567,6 +596,15 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     if total > MAX_EXACT_UNIVERSE:
         raise ValueError(f"the invariant universe holds {total} datasets; exact pairwise losses "
                          f"are limited to {MAX_EXACT_UNIVERSE} (the pairs grow as its square)")
+    if max(sizes) > MAX_STRATUM_UNIVERSE:
+        raise ValueError(f"a stratum's invariant universe holds {max(sizes)} datasets; exact "
+                         f"pairwise losses are limited to {MAX_STRATUM_UNIVERSE} per stratum "
+                         "(the work grows as its cube)")
+    for rows, size in zip(strata, sizes, strict=True):
+        if size * math.factorial(len(rows)) > MAX_STRATUM_TABLE:
+            raise ValueError(f"a stratum of {len(rows)} records has {size} datasets in its "
+                             f"universe: its table of {size} x {len(rows)}! permutations is "
+                             f"above the limit of {MAX_STRATUM_TABLE} entries per stratum")
     tables = [_stratum_tables(*key) for key in keys]
     # product order of the universe -> sorted order of invariant_universe
     index = np.indices(sizes).reshape(len(sizes), -1)
@@ -593,7 +631,10 @@ def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: 
     enumeration (:func:`pairwise_swapping_losses`); 0 when the universe has one dataset, and
     ``inf`` when no finite budget exists (at :math:`p=0`, where :math:`T(\mathbf X)=\mathbf X`,
     as soon as the universe has two datasets). The theorem of Bailie et al. says it never exceeds
-    :func:`swapping_epsilon` of :func:`largest_stratum`.
+    :func:`swapping_epsilon` of :func:`largest_stratum`. Same limits as
+    :func:`pairwise_swapping_losses`: ``MAX_EXACT_UNIVERSE`` datasets in the universe,
+    ``MAX_STRATUM_UNIVERSE`` in one stratum's, ``MAX_STRATUM_TABLE`` entries in one stratum's
+    table of permutations.
 
     >>> frame = pd.DataFrame({"size": [2, 2], "county": ["A", "B"], "tenure": ["own", "rent"]})
     >>> round(exact_swapping_epsilon(frame, "size", "county", 0.5), 4)

@@ -332,3 +332,27 @@ def test_local_epsilon_for_target_checks_its_search_range() -> None:
     for bad in (float("nan"), 0.0, 1e300):
         with pytest.raises(ValueError, match="eps0_max"):
             local_epsilon_for_target(0.5, 10_000, 1e-6, eps0_max=bad)
+
+
+def test_binomial_bulk_where_boost_quantile_gives_up() -> None:
+    # Boost's quantile warns and guesses for Bin(154, 0.9975) at 1e-240 (its tail at 0 is 1e-401);
+    # the bulk must then come from a bisection, with no warning and the tails right
+    import warnings
+
+    import mpmath as mp
+
+    from shuffle_lib.accounting._binomial import binomial_bulk
+
+    size, prob, mass = 154, 0.0025, 1e-240
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        low, high, left_out = binomial_bulk(size, prob, mass)
+    mp.mp.dps = 40
+    p = mp.mpf(prob)
+    def pmf(k: int) -> mp.mpf:
+        return mp.binomial(size, k) * p**k * (1 - p) ** (size - k)
+    above = mp.fsum(pmf(k) for k in range(high + 1, size + 1))
+    below = mp.fsum(pmf(k) for k in range(low))
+    assert low == 0 and above <= 2 * mass  # the bulk holds all but about 2 * mass
+    assert pmf(high) > mass  # and is not wider than it needs to be
+    assert left_out >= float(above + below) * (1 - 1e-12)  # the reported loss covers the tails

@@ -188,3 +188,36 @@ def test_level_tagged_floor_must_be_a_bool(floor) -> None:
     # a string was read as True
     with pytest.raises(TypeError, match="floor"):
         level_tagged_rr_epsilon([1.0, 1.0], 1e-6, floor=floor)
+
+
+@pytest.mark.parametrize("levels, sizes", [
+    ([0.1, 0.5, 1.0], [5_400, 3_700, 900]),
+    ([0.05, 2.0, 3.0], [90_000, 40, 3]),       # the largest level is not the worst target
+    ([0.3, 0.31, 4.0, 8.0], [10**6, 10**5, 2, 1]),
+])
+@pytest.mark.parametrize("delta", [1e-3, 1e-9])
+def test_multi_target_maxima_match_the_targets_one_by_one(levels, sizes, delta):
+    """Issue 32, item 3: personalized_laplace_epsilon and level_tagged_rr_epsilon try targets in
+    the order of a Gaussian guess and skip a target already certified at the running maximum.
+    The result must still be the largest of the targets' own certified values, each computed
+    alone by the public single-target routes (up to the root search's 1e-10 tolerance), and
+    never below any of them."""
+    levels, sizes = np.array(levels), np.array(sizes)
+    one_by_one = []
+    for t in range(levels.size):
+        others = sizes.copy()
+        others[t] -= 1
+        one_by_one.append(clone_reduction_epsilon(
+            float(levels[t]), laplace_clone_probabilities(float(levels[t]), levels), delta,
+            counts=others))
+    laplace = personalized_laplace_epsilon(levels, delta, counts=sizes)
+    assert max(one_by_one) * (1 - 1e-9) <= laplace <= max(one_by_one) * (1 + 1e-9)
+    tagged_each = [
+        min(personalized_numerical_epsilon([float(level)], 0.0, delta, counts=[int(size)]),
+            float(level))
+        for level, size in zip(levels, sizes, strict=True) if size > 1
+    ]
+    tagged = level_tagged_rr_epsilon(levels, delta, counts=sizes)
+    assert tagged >= max(tagged_each) * (1 - 1e-9)
+    if (sizes > 1).all():
+        assert tagged <= max(tagged_each) * (1 + 1e-9)

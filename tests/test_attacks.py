@@ -11,6 +11,9 @@ from sklearn.neighbors import KNeighborsClassifier
 
 import shuffle_lib as sl
 from shuffle_lib.attacks import (
+    MAX_MODEL_CATEGORIES,
+    MAX_MODEL_ENTRIES,
+    MAX_TABLE_ENTRIES,
     attack_neighbours,
     granularity_accuracy,
     knn_reconstruction,
@@ -406,3 +409,31 @@ def test_neighbour_pairs_are_counted_before_they_are_listed(monkeypatch) -> None
     monkeypatch.undo()
     with pytest.raises(ValueError, match="documented limit"):  # 4e8 pairs, refused at once
         attack_neighbours(np.zeros(20_000), 0.0, 1)
+
+
+def test_table_limit_is_checked_at_its_value_before_any_work() -> None:
+    # issue 32: 10**8 entries took 15 to 50 s of CPU; 10**7 answers within seconds, and the
+    # book's paper-scale cells build at most 50 resamples x 20,000 people x 8 categories
+    assert MAX_TABLE_ENTRIES == 10**7 >= 50 * 20_000 * 8
+    n = MAX_TABLE_ENTRIES // 25 + 1  # one person too many for k = 25
+    with pytest.raises(ValueError, match="documented limit of 10000000"):
+        attack_neighbours(np.broadcast_to(0.0, (n,)), 0.0, 25)
+
+
+def test_calibrated_model_limits_come_before_any_work() -> None:
+    # one set of trees per class: 1000 classes took minutes (issue 32); the book's paper-scale
+    # cells fit 20,000 people and query 20,000 points with 8 categories
+    assert MAX_MODEL_CATEGORIES >= 8 and MAX_MODEL_ENTRIES >= (20_000 + 20_000) * 8
+    t, z = np.repeat([0.0, 1.0], 20), np.tile(np.arange(2), 20)
+    with pytest.raises(ValueError, match="documented limit of 16 classes"):
+        predicted_distributions(t, z, MAX_MODEL_CATEGORIES + 1)
+    with pytest.raises(ValueError, match="documented limit of 16 classes"):
+        learnability_error(t, z, z, 1.0, MAX_MODEL_CATEGORIES + 1)
+    half = MAX_MODEL_ENTRIES // (2 * 2) + 1  # (half + half) x 2 categories: one entry too many
+    huge = np.broadcast_to(0.0, (half,))
+    with pytest.raises(ValueError, match="documented limit of 500000"):
+        predicted_distributions(huge, np.broadcast_to(0, (half,)), 2)
+    with pytest.raises(ValueError, match="documented limit of 500000"):
+        learnability_error(huge, np.broadcast_to(0, (half,)), np.broadcast_to(0, (half,)), 1.0, 2)
+    # within the limit, as before
+    assert predicted_distributions(t, z, 2, rng=0).shape == (40, 2)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from scipy.stats import binom, norm
+from scipy.stats import beta, binom, norm
 
 from shuffle_lib.audit import (
     AttackOutcome,
@@ -280,3 +280,67 @@ def test_attack_outcome_checks_its_fields(fields: dict, error: type, name: str) 
 def test_audit_refuses_scores_that_are_not_numbers() -> None:
     with pytest.raises(TypeError, match="sample/score must give numbers"):
         audit(lambda w, n, g: np.full(n, "a"), 10, rng=0)
+
+
+def _threshold_attack_sorting_each_direction(scores_x: np.ndarray, scores_x_prime: np.ndarray,
+                                             delta: float, confidence: float, seed: int
+                                             ) -> tuple[int, int, float, str]:
+    """threshold_attack as it was before issue 32: each direction sorts its negated halves,
+    every threshold gets its own Clopper-Pearson bounds, the counting halves are sorted too."""
+    def errors(from_x, from_xp, thresholds):
+        below_x = np.searchsorted(np.sort(from_x), thresholds, side="left")
+        below_xp = np.searchsorted(np.sort(from_xp), thresholds, side="left")
+        return from_xp.size - below_xp, below_x
+
+    gen = np.random.default_rng(seed)
+    half = scores_x.size // 2
+    x_order, xp_order = gen.permutation(scores_x.size), gen.permutation(scores_x.size)
+    choose_x, count_x = scores_x[x_order[:half]], scores_x[x_order[half:2 * half]]
+    choose_xp = scores_x_prime[xp_order[:half]]
+    count_xp = scores_x_prime[xp_order[half:2 * half]]
+    candidates = np.unique(np.concatenate([choose_x, choose_xp, [np.inf]]))
+    level = 1 - (1 - confidence) / 2
+    best = ((-1.0, -2.0), np.inf, "greater")
+    for direction, sign in (("greater", 1.0), ("less", -1.0)):
+        fp, fn = errors(sign * choose_x, sign * choose_xp, sign * candidates)
+        fpr = np.where(fp >= half, 1.0, beta.ppf(level, fp + 1.0, half - fp))
+        fnr = np.where(fn >= half, 1.0, beta.ppf(level, fn + 1.0, half - fn))
+        bounds = np.zeros(candidates.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for err, other in ((fpr, fnr), (fnr, fpr)):
+                top = 1 - delta - other
+                bounds = np.maximum(bounds, np.where(
+                    top > 0, np.log(np.where(top > 0, top, 1.0)) - np.log(err), 0.0))
+        advantage = (half - fn - fp) / half
+        pick = int(np.lexsort((advantage, bounds))[-1])
+        key = (float(bounds[pick]), float(advantage[pick]))
+        if key > best[0]:
+            best = (key, float(candidates[pick]), direction)
+    _, threshold, direction = best
+    sign = 1.0 if direction == "greater" else -1.0
+    fp, fn = errors(sign * count_x, sign * count_xp, np.array([sign * threshold]))
+    return int(fp[0]), int(fn[0]), threshold, direction
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind", ["normal", "rounded", "binary", "reversed", "equal", "tiny"])
+def test_threshold_attack_matches_the_implementation_sorting_each_direction(
+        seed: int, kind: str) -> None:
+    """One sort per half, both directions from it, Clopper-Pearson once per distinct count and
+    two counts on the held-out halves: the same test and the same counts as before, on
+    continuous scores, heavy ties, two values, the 'less' direction and identical laws."""
+    gen = np.random.default_rng(100 + seed)
+    size = int(gen.integers(2, 3000)) if kind != "tiny" else int(gen.integers(2, 6))
+    x, xp = gen.normal(1.0, 1.0, size), gen.normal(0.0, 1.0, size)
+    if kind == "rounded":
+        x, xp = np.round(x, 1), np.round(xp, 1)
+    elif kind == "binary":
+        x, xp = (x > 0.5).astype(float), (xp > 0.5).astype(float)
+    elif kind == "reversed":
+        x, xp = -x, -xp
+    elif kind == "equal":
+        xp = gen.normal(1.0, 1.0, size)
+    for delta, confidence in ((0.0, 0.95), (1e-3, 0.5), (0.3, 0.999)):
+        got = threshold_attack(x, xp, delta, confidence, rng=seed)
+        want = _threshold_attack_sorting_each_direction(x, xp, delta, confidence, seed)
+        assert (got.false_positives, got.false_negatives, got.threshold, got.direction) == want

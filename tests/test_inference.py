@@ -447,6 +447,29 @@ def test_household_prior_by_loops() -> None:
         household_prior([2], 1.5, 0.9)
 
 
+def _household_prior_by_rows(sizes: list[int], p: float, a: float) -> np.ndarray:
+    """household_prior as it was before issue 32 (one row per dataset, 2^n x n integers)."""
+    n = sum(sizes)
+    datasets = np.array(list(itertools.product(range(2), repeat=n)), dtype=np.int64)
+    out = np.ones(datasets.shape[0])
+    start = 0
+    for size in np.array(sizes, dtype=np.int64):
+        ones = datasets[:, start:start + size].sum(axis=1)
+        out *= (p * a**ones * (1 - a) ** (size - ones)
+                + (1 - p) * (1 - a) ** ones * a ** (size - ones))
+        start += size
+    return out.reshape((2,) * n)
+
+
+@pytest.mark.parametrize("sizes", [[1], [3], [2, 1], [1, 2, 3], [4, 1, 1, 2], [5, 5]])
+@pytest.mark.parametrize(("p", "a"), [(0.3, 0.9), (1e-200, 0.5), (0.7, 1.0), (0.5, 1e-12)])
+def test_household_prior_is_the_row_by_row_product(sizes: list[int], p: float, a: float) -> None:
+    """The outer product of one table per household gives the same bits as the old row-by-row
+    product (same values, multiplied in the same order)."""
+    np.testing.assert_array_equal(household_prior(sizes, p, a),
+                                  _household_prior_by_rows(sizes, p, a))
+
+
 def test_bayes_guess_accuracy_by_loops_and_simulation(rng: np.random.Generator) -> None:
     prior = household_prior([2, 1], 0.3, 0.9)
     channel = krr_channel(2, 1.0)

@@ -159,3 +159,74 @@ def test_clip_rows_clips_rows_whose_squares_underflow_or_overflow() -> None:
             expected = [float(mpmath.mpf(v) * factor) for v in row]
             assert out == pytest.approx(expected, rel=1e-14, abs=0)
     assert np.isfinite(clipped).all()
+
+
+def _sgd_storing_every_gradient(features: np.ndarray, labels: np.ndarray, eps: np.ndarray,
+                                delta: float, clip: float, learning_rate: float, epochs: int,
+                                n_classes: int, seed: int) -> np.ndarray:
+    """shuffled_personalized_sgd as it was before issue 32: per-record gradients stored as an
+    (m, d + 1, k) array, clipped with clip_rows and averaged, one noise draw per client."""
+    gen = np.random.default_rng(seed)
+    clients = eps.size
+    batch = features.shape[0] // clients
+    members = gen.permutation(features.shape[0])[: batch * clients].reshape(clients, batch)
+    sigmas = client_noise_scales(eps, delta, clip, batch)
+    weights = np.zeros((features.shape[1] + 1, n_classes))
+    path = np.empty((epochs, *weights.shape))
+    for epoch in range(epochs):
+        for client in gen.permutation(clients):
+            rows = members[client]
+            grads = clip_rows(per_record_gradients(weights, features[rows], labels[rows]), clip)
+            noise = gen.standard_normal(weights.shape) * sigmas[client]
+            weights = weights - learning_rate * (grads.mean(axis=0) + noise)
+        path[epoch] = weights
+    return path
+
+
+@pytest.mark.parametrize(
+    ("scale", "clip", "rate", "clients"),
+    [(1.0, 2.0, 0.05, 4), (1.0, 0.01, 0.5, 7), (30.0, 1.0, 0.1, 3), (1e-3, 1e3, 1.0, 1),
+     (1e150, 1.0, 1e-3, 5), (1.0, 1e-200, 1e100, 2), (1e150, 1e-200, 1e48, 3)],
+)
+def test_sgd_matches_the_implementation_storing_every_gradient(
+        scale: float, clip: float, rate: float, clients: int) -> None:
+    """Same seed, same draws: the path equals the old implementation's up to rounding (the mean
+    is now one matrix product, summed in another order), whether clipping binds or not."""
+    gen = np.random.default_rng(11)
+    x = gen.normal(size=(61, 5)) * scale
+    y = gen.integers(0, 3, 61)
+    eps = np.geomspace(0.1, 20.0, clients)
+    new = shuffled_personalized_sgd(x, y, eps, 1e-5, clip=clip, learning_rate=rate, epochs=20,
+                                    n_classes=3, rng=5)
+    old = _sgd_storing_every_gradient(x, y, eps, 1e-5, clip, rate, 20, 3, 5)
+    np.testing.assert_allclose(new, old, rtol=1e-9, atol=1e-12 * np.abs(old).max())
+
+
+def test_sgd_on_the_books_data_gives_the_same_accuracies() -> None:
+    """The book's setting (digits, 100 clients, clip 2, rate 0.003), fewer epochs: every epoch's
+    test accuracy is the old implementation's."""
+    train_x, test_x, train_y, test_y = digits_pca()
+    eps = np.geomspace(0.05, 5.0, 100)
+    new = shuffled_personalized_sgd(train_x, train_y, eps, 1e-5, clip=2.0, learning_rate=0.003,
+                                    epochs=5, rng=2)
+    old = _sgd_storing_every_gradient(train_x, train_y, eps, 1e-5, 2.0, 0.003, 5, 10, 2)
+    assert [accuracy(w, test_x, test_y) for w in new] == [accuracy(w, test_x, test_y)
+                                                           for w in old]
+    np.testing.assert_allclose(new, old, rtol=1e-9, atol=1e-12)
+
+
+def test_sgd_refuses_more_updates_or_work_than_documented() -> None:
+    from shuffle_lib.learning import MAX_SGD_NOISE, MAX_SGD_STEPS, MAX_SGD_WORK
+
+    x, y = np.zeros((40, 1)), np.arange(40) % 2
+    with pytest.raises(ValueError, match="MAX_SGD_STEPS"):
+        shuffled_personalized_sgd(x, y, [1.0] * 4, 1e-5, epochs=MAX_SGD_STEPS // 4 + 1)
+    shuffled_personalized_sgd(x, y, [1.0] * 4, 1e-5, epochs=2)
+    wide = np.zeros((1, 999))  # one record, (d + 1) k = 2,000 noise entries per update
+    with pytest.raises(ValueError, match="MAX_SGD_NOISE"):
+        shuffled_personalized_sgd(wide, [1], [1.0], 1e-5, n_classes=2,
+                                  epochs=MAX_SGD_NOISE // 2000 + 1)
+    many = np.zeros((2000, 49))  # one client of 2,000 records, (d + 1) k = 100 entries each
+    epochs = MAX_SGD_WORK // (2000 * 100) + 1
+    with pytest.raises(ValueError, match="MAX_SGD_WORK"):
+        shuffled_personalized_sgd(many, np.arange(2000) % 2, [1.0], 1e-5, epochs=epochs)

@@ -10,9 +10,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.special import gammaln
 
 from shuffle_lib.permutations import (
     _fill_uniform_derangement,
+    _hamming_log_weights,
     check_permutation,
     compose,
     hamming_distance,
@@ -289,3 +291,20 @@ def test_mallows_reference_length_is_checked_before_its_entries() -> None:
         mallows_sample(5, 1.0, reference=np.array(["a"] * 6, dtype=object))
     with pytest.raises(ValueError, match="reference has 1000000000000 items"):
         mallows_sample(5, 1.0, reference=np.broadcast_to(0, (10**12,)))
+
+
+def _hamming_log_weights_reference(n: int, theta: float) -> np.ndarray:
+    """The former ``_hamming_log_weights`` (three ``gammaln`` passes and ``log_derangements``),
+    kept as the reference: the one-pass version must give the same floats, bit for bit, so that
+    every seeded Hamming-Mallows draw is unchanged."""
+    h = np.arange(n + 1)
+    log_choose = gammaln(n + 1.0) - gammaln(h + 1.0) - gammaln(n - h + 1.0)
+    return log_choose + log_derangements(h) - theta * h
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 20, 21, 22, 997, 10**5 + 3])
+@pytest.mark.parametrize("theta", [0.0, 1e-300, 1e-3, 1.0, 50.0, 1e300])
+def test_hamming_log_weights_identical_to_the_former_implementation(n: int, theta: float) -> None:
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.testing.assert_array_equal(_hamming_log_weights(n, theta),
+                                      _hamming_log_weights_reference(n, theta))

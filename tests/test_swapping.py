@@ -19,6 +19,11 @@ from shuffle_lib.datasets import massachusetts_1940_households, massachusetts_19
 from shuffle_lib.divergences import hamming_set_distance, unordered_dataset
 from shuffle_lib.swapping import (
     MAX_EXACT_UNIVERSE,
+    MAX_STRATUM_TABLE,
+    MAX_STRATUM_UNIVERSE,
+    _pair_extremes,
+    _strata_rows,
+    _stratum_tables,
     exact_swapping_epsilon,
     invariant_universe,
     largest_stratum,
@@ -117,6 +122,66 @@ def test_pairwise_losses_refuse_huge_universes() -> None:
     with pytest.raises(ValueError, match="universe holds"):
         pairwise_swapping_losses(_distinct(7), "size", "county", 0.3)
     assert math.factorial(7) > MAX_EXACT_UNIVERSE >= math.factorial(6)
+
+
+def test_pairwise_losses_refuse_a_stratum_universe_past_its_limit() -> None:
+    # 7 records, swap values A A B B C D E: 7!/4 = 1260 members, within MAX_EXACT_UNIVERSE but
+    # past the per-stratum limit (the work grows as the cube of one stratum's universe)
+    frame = _strata((" ".join(f"t{i}" for i in range(7)), "A A B B C D E"))
+    assert MAX_STRATUM_UNIVERSE < 1260 <= MAX_EXACT_UNIVERSE
+    for function in (pairwise_swapping_losses, exact_swapping_epsilon):
+        with pytest.raises(ValueError, match="per stratum"):
+            function(frame, "size", "county", 0.3)
+    # six distinct records: 6! = 720 members, accepted
+    assert len(invariant_universe(_distinct(6), "size", "county")) == MAX_STRATUM_UNIVERSE
+
+
+def test_pairwise_losses_refuse_a_stratum_table_past_its_limit() -> None:
+    # eight records, distinct counties: with one renter 8 members (8 x 8! entries, accepted),
+    # with two renters C(8, 2) = 28 members (28 x 8! entries, refused before any table)
+    counties = " ".join("ABCDEFGH")
+    assert 8 * math.factorial(8) <= MAX_STRATUM_TABLE < 28 * math.factorial(8)
+    accepted = pairwise_swapping_losses(_strata(("o o o o o o o r", counties)), "size", "county",
+                                        0.5)
+    assert len(accepted) == 8 * 7 // 2 and np.isfinite(accepted["loss"]).all()
+    with pytest.raises(ValueError, match="permutations is above the limit"):
+        exact_swapping_epsilon(_strata(("o o o o o o r r", counties)), "size", "county", 0.5)
+
+
+def _pair_extremes_reference(log_law: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The former numpy implementation of ``_pair_extremes`` (one row of members at a time),
+    kept as the reference of the compiled kernel: results must be identical, bit for bit."""
+    size = log_law.shape[0]
+    largest, smallest = np.empty((size, size)), np.empty((size, size))
+    for u in range(size):
+        with np.errstate(invalid="ignore"):  # -inf - (-inf): both impossible, set to 0
+            gap = np.where(log_law[u] == log_law, 0.0, log_law[u] - log_law)
+        largest[u], smallest[u] = gap.max(axis=1), gap.min(axis=1)
+    return largest, smallest
+
+
+@pytest.mark.parametrize("frame", [_distinct(2), _distinct(5), *RICHER])
+@pytest.mark.parametrize("p", [1e-300, 1e-6, 0.13, 0.5, 0.81, 1 - 1e-9, 1.0])
+def test_pair_extremes_identical_to_the_former_implementation(frame: pd.DataFrame,
+                                                              p: float) -> None:
+    strata, positions = _strata_rows(frame, "size", "county")
+    for rows in strata:
+        log_law = _stratum_tables(tuple(rows), tuple(positions)).log_law(p)
+        for fast, slow in zip(_pair_extremes(log_law), _pair_extremes_reference(log_law),
+                              strict=True):
+            np.testing.assert_array_equal(fast, slow)
+            assert not np.signbit(fast[fast == 0.0]).any()  # +0.0, as the reference gives
+
+
+def test_pair_extremes_identical_on_random_laws_with_impossible_outputs() -> None:
+    rng = np.random.default_rng(7)
+    for size, outputs in [(1, 1), (3, 5), (17, 9), (40, 40)]:
+        log_law = np.log(rng.random((size, outputs)))
+        log_law[rng.random((size, outputs)) < 0.3] = -np.inf
+        log_law[:, 0] = log_law[0, 0]  # ties between members
+        for fast, slow in zip(_pair_extremes(log_law), _pair_extremes_reference(log_law),
+                              strict=True):
+            np.testing.assert_array_equal(fast, slow)
 
 
 @pytest.mark.parametrize("frame", RICHER + [_distinct(b) for b in range(2, 6)])

@@ -17,6 +17,8 @@ error (``FloatingPointError``), never silently a zero.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.signal import fftconvolve
@@ -76,6 +78,27 @@ def binomial_pmf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
     return _finite(pmf, "binomial probability")
 
 
+def _quantile(mass: float, size: int, prob: float) -> int:
+    """Smallest k with P(Bin(size, prob) <= k) >= ``mass``: SciPy's quantile, or a bisection on
+    the lower tail where Boost gives up (it warns and returns a guess when the tail at 0 is far
+    below ``mass``, e.g. Bin(154, 0.9975) at 1e-240)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            guess = float(binom.ppf(mass, size, prob))
+        except RuntimeWarning:
+            guess = np.nan
+    if np.isfinite(guess):
+        return int(guess)
+    below, above = -1, size  # P(X <= -1) = 0 < mass <= P(X <= size) = 1
+    while above - below > 1:
+        middle = (below + above) // 2
+        if binom.cdf(middle, size, prob) >= mass:
+            above = middle
+        else:
+            below = middle
+    return above
+
 def binomial_bulk(size: int, prob: float, mass: float) -> tuple[int, int, float]:
     """Range [low, high] holding all but about ``2 * mass`` of Bin(size, prob), and the mass left
     out, rounded up by :func:`value_rtol`. Both ends come from quantile functions (the upper one
@@ -87,8 +110,8 @@ def binomial_bulk(size: int, prob: float, mass: float) -> tuple[int, int, float]
     if prob == 1:
         return size, size, 0.0
     mass = max(mass, UNDERFLOW)
-    low = max(int(binom.ppf(mass, size, prob)), 0)
-    high = min(size - int(binom.ppf(mass, size, 1 - prob)), size)
+    low = max(_quantile(mass, size, prob), 0)
+    high = min(size - _quantile(mass, size, 1 - prob), size)
     if binomial_sf(high, size, prob) > 2 * mass:
         below, above = int(np.floor(size * prob)), size  # sf(above) = 0 <= mass
         while above - below > 1:
@@ -414,11 +437,11 @@ def poisson_binomial_pmf(
     ``with_rtol=True`` (for floors, which need every entry to keep its relative accuracy, however
     small) adds a fourth value, a relative error bound that holds for every entry of ``pmf``, for
     the float probabilities given: the Boost error of each binomial part at its farthest kept
-    count (:func:`value_rtol`), summed over the groups a batched row combines, plus 1022 units of
+    count (``value_rtol``), summed over the groups a batched row combines, plus 1022 units of
     roundoff for the batched levels (each entry sums at most as many products as its row is long,
     and the lengths of the levels sum to at most 1022); then, per merge, both parts' bounds plus
     (shorter length + 2) units for direct sums, or 1e-15 for an FFT (whose absolute error goes
-    into ``dropped``). ``dropped`` then also counts :data:`UNDERFLOW` per binomial part and per
+    into ``dropped``). ``dropped`` then also counts ``UNDERFLOW`` (1e-240) per binomial part and per
     merge (values near underflow have no relative accuracy): an absolute allowance per entry.
 
     >>> offset, pmf, dropped = poisson_binomial_pmf([0.5, 0.5])

@@ -30,13 +30,15 @@ VARIANTS = ("fmt21", "stronger")
 #: Limits of these pure-Python routes, past which a call would run for minutes (``ValueError``):
 #: the number of users of :func:`clone_delta`, the same as the float accountants'
 N_MAX = 10**10
-#: the number of counts :func:`clone_delta` sums (about 2 s at the limit),
+#: the number of counts :func:`clone_delta` sums (about 3 s of CPU per 50,000: about 6 s at the
+#: limit),
 COUNTS_MAX = 10**5
 #: the number of trials of one binomial tail, summed term by term (about 7 sqrt(c) terms near the
 #: centre: a few seconds at the limit), in :func:`binomial_upper_tail` and :func:`clone_delta`,
 TAIL_TRIALS_MAX = 10**9
 #: and the number of users of the routines quadratic in n (:func:`clone_pair_laws`,
-#: :func:`clone_delta_by_enumeration`, :func:`shuffled_rr_delta`; about a second at the limit).
+#: :func:`clone_delta_by_enumeration`, :func:`shuffled_rr_delta`; a few seconds at the limit:
+#: about 2 s, 3 s and 0.2 s of CPU).
 QUADRATIC_N_MAX = 200
 #: Largest local level ``eps0`` every route takes (``ValueError`` beyond). Exponentials are formed
 #: with ``mp.exp``, which keeps its relative precision at any argument (``mp.e ** x`` rounds the
@@ -212,7 +214,8 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
     (``scale`` about the delta of interest), so what is left out is negligible (at most a few
     thousand times that). Tails of Bin(c, 1/2) follow a backward recurrence in c (adding a coin:
     :math:`P(B_c\ge y)=P(B_{c-1}\ge y)+b_{c-1}(y-1)/2`), anchored at the largest count by direct
-    summation. Time grows like the number of counts kept: about a second per 50,000.
+    summation. Time grows like the number of counts kept: about 3 s of CPU per 50,000 (one
+    comparison of products per count places the threshold, which moves by at most one).
 
     Limits (``ValueError`` beyond): ``n`` at most :data:`N_MAX` (1e10), at most
     :data:`COUNTS_MAX` (1e5) counts above the cutoff, and the largest of them at most
@@ -253,7 +256,9 @@ def clone_delta(eps: float, eps0: float, n: int, q: mp.mpf, relative_cutoff: flo
                 total += law[c] * h
             if c == counts[-1]:
                 return total
-            new_x = _threshold(c - 1, gain, loss) - 1
+            # the threshold of c - 1 is that of c or one less (the products decide, as in
+            # _threshold): t_(c-1) = x when x >= 1 and gain x > loss (c - x), else x + 1
+            new_x = x - 1 if x >= 1 and gain * x > loss * (c - x) else x
             step = prob * x / c  # b_{c-1}(x - 1) / 2
             if new_x == x:
                 tail, prob = tail - step, prob * 2 * (c - x) / c

@@ -787,7 +787,7 @@ def shuffled_rr_exact_delta(
     :math:`H_{e^\varepsilon}(P\|Q)=\sum_x(P(x)-e^\varepsilon Q(x))_+`, the others' count being
     :math:`m-\mathrm{Bin}(m,f)+\mathrm{Bin}(n-1-m,f)`, :math:`f=1/(1+e^{\varepsilon_0})`. Every
     probability carries a **relative** error bound (Boost's, the rounding of :math:`f`, of the
-    convolution and of the sums; see :class:`_TargetFloor`), so tiny probabilities stay usable at
+    convolution and of the sums; see ``_TargetFloor``), so tiny probabilities stay usable at
     every level; what is left out (binomial tails below :math:`10^{-180}e^{-\varepsilon_0}`,
     values near underflow) is an absolute allowance of about :math:`10^{-240}` per entry. A
     composition whose two parts are too long to convolve directly (:math:`2\cdot10^7`
