@@ -233,22 +233,9 @@ def test_the_tail_threshold_must_be_an_integer() -> None:
 def test_shuffled_rr_delta_keeps_its_digits_at_large_eps0(eps: float, eps0: float, n: int,
                                                           ones: int) -> None:
     """Flip probabilities near e^-100 must not be computed as 1 - keep (all 40 digits lost):
-    compare with a 400-digit enumeration of every report vector (the count is what is seen)."""
-    with mp.workdps(400):
-        keep, flip = 1 / (1 + mp.e ** -mp.mpf(eps0)), 1 / (1 + mp.e ** mp.mpf(eps0))
-        bits = [1] * ones + [0] * (n - 1 - ones)
-        laws = {}
-        for target in (0, 1):
-            law = [mp.mpf(0)] * (n + 1)
-            for reports in itertools.product((0, 1), repeat=n):
-                prob = mp.mpf(1)
-                for bit, report in zip([*bits, target], reports, strict=True):
-                    prob *= keep if bit == report else flip
-                law[sum(reports)] += prob
-            laws[target] = law
-        scale = mp.e ** mp.mpf(eps)
-        exact = max(mp.fsum(max(a - scale * b, 0) for a, b in zip(laws[1], laws[0], strict=True)),
-                    mp.fsum(max(b - scale * a, 0) for a, b in zip(laws[1], laws[0], strict=True)))
+    compare with an enumeration of every report vector (the count is what is seen) in which both
+    probabilities are formed directly."""
+    exact = _shuffled_rr_by_reports(eps, eps0, n, ones)
     assert exact > 0.5  # a case where 1 - keep in 40 digits loses everything
     assert abs(shuffled_rr_delta(eps, eps0, n, ones) - exact) < mp.mpf(10) ** -30
 
