@@ -497,13 +497,6 @@ def _log_weights_of_orders(reference: np.ndarray, orders: np.ndarray, distance: 
     return -_distances_of_orders(reference, orders, distance).astype(float)
 
 
-def _lexicographic_codes(perms: np.ndarray) -> np.ndarray:
-    """Each row read as a base-n number; in lexicographic order these codes increase, so the
-    position of a permutation among all of them is a binary search (n at most 8: fits int64)."""
-    n = perms.shape[1]
-    return perms @ (n ** np.arange(n - 1, -1, -1, dtype=np.int64))
-
-
 def sensitivity_brute_force(reference: ArrayLike, groups: list[ArrayLike],
                             distance: str = "kendall") -> float:
     r"""The sensitivity :math:`\Delta(\sigma_0:d,G)` by enumeration, for tiny ``n`` (at most 8):
