@@ -184,6 +184,14 @@ def _sources(n: int, k: int) -> np.ndarray:
     return np.random.default_rng(2).integers(0, n, (n, k))
 
 
+def _vulnerability_inputs(categories: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Labels, neighbour lists and an order for vulnerable / vulnerability_rate at
+    MAX_TABLE_ENTRIES = 50 resamples x n x ``categories`` (built once per category count)."""
+    n = _PER_TABLE // (50 * categories)
+    return _inputs(f"vulnerable {categories}", lambda: (
+        _labels(n, categories), _sources(n, 25), np.random.default_rng(6).permutation(n)))
+
+
 def _swap_frame(strata: tuple[tuple[int, int], ...]) -> pd.DataFrame:
     """Households of ``MAX_EXACT_STRATUM`` records per stratum, each in its own county, with
     ``owners`` owners: the universe of a stratum holds C(records, owners) datasets."""
@@ -380,33 +388,22 @@ LIMITS: list[Limit] = [
           lambda: majority_vote(*_inputs("vote", lambda: (
               _labels(_PER_TABLE // (8_000 * _ATTACK_CATEGORIES) * 8_000, _ATTACK_CATEGORIES)
               .reshape(-1, 8_000), _sources(8_000, 25))), _ATTACK_CATEGORIES), repeats=2),
-    *(
-        Limit(function, ("MAX_TABLE_ENTRIES",),
-              "resamples x n x categories = MAX_TABLE_ENTRIES (50 resamples)",
-              lambda function=function: function(
-                  *_inputs("vulnerable", lambda: (
-                      _labels(_PER_TABLE // (50 * _ATTACK_CATEGORIES), _ATTACK_CATEGORIES),
-                      _sources(_PER_TABLE // (50 * _ATTACK_CATEGORIES), 25),
-                      np.random.default_rng(6).permutation(_PER_TABLE // (50 * _ATTACK_CATEGORIES)),
-                  )), eps=2.5, n_categories=_ATTACK_CATEGORIES, resamples=50, rng=0),
-              repeats=2)
-        for function in (vulnerable, vulnerability_rate)
-    ),
     Limit(majority_vote, ("MAX_CATEGORIES", "MAX_TABLE_ENTRIES"),
           "n_categories = MAX_CATEGORIES, MAX_TABLE_ENTRIES counts (8,000 people)",
           lambda: majority_vote(*_inputs("vote categories", lambda: (
               _labels(_PER_TABLE // (8_000 * MAX_CATEGORIES) * 8_000, MAX_CATEGORIES)
               .reshape(-1, 8_000), _sources(8_000, 25))), MAX_CATEGORIES), repeats=2),
     *(
-        Limit(function, ("MAX_CATEGORIES", "MAX_TABLE_ENTRIES"),
-              "n_categories = MAX_CATEGORIES, MAX_TABLE_ENTRIES counts (50 resamples)",
-              lambda function=function: function(
-                  *_inputs("vulnerable categories", lambda: (
-                      _labels(_PER_TABLE // (50 * MAX_CATEGORIES), MAX_CATEGORIES),
-                      _sources(_PER_TABLE // (50 * MAX_CATEGORIES), 25),
-                      np.random.default_rng(6).permutation(_PER_TABLE // (50 * MAX_CATEGORIES)),
-                  )), eps=2.5, n_categories=MAX_CATEGORIES, resamples=50, rng=0),
+        Limit(function, constants, f"{what} (50 resamples)",
+              lambda function=function, k=k: function(
+                  *_vulnerability_inputs(k), eps=2.5, n_categories=k, resamples=50, rng=0),
               repeats=2)
+        for k, constants, what in (
+            (_ATTACK_CATEGORIES, ("MAX_TABLE_ENTRIES",),
+             "resamples x n x categories = MAX_TABLE_ENTRIES"),
+            (MAX_CATEGORIES, ("MAX_CATEGORIES", "MAX_TABLE_ENTRIES"),
+             "n_categories = MAX_CATEGORIES, MAX_TABLE_ENTRIES counts"),
+        )
         for function in (vulnerable, vulnerability_rate)
     ),
     Limit(local_distributions, ("MAX_CATEGORIES", "MAX_TABLE_ENTRIES"),
