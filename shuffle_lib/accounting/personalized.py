@@ -144,19 +144,14 @@ def _reduction_epsilon(
     """:func:`certified_epsilon` of a clone reduction, started from the Gaussian guess of a target
     at ``level`` among ``mean_clones`` expected clones (only a first point to try: the search
     certifies whatever it returns; a guess that cannot be formed is skipped)."""
-    try:
-        with np.errstate(all="ignore"):
-            guess: float | None = _gaussian_guess(level, 2, max(mean_clones, 1.0), delta)
-    except (ValueError, RuntimeError, FloatingPointError, OverflowError):
-        guess = None
-    if guess is not None and not (np.isfinite(guess) and 0 < guess < level):
-        guess = None
-    return certified_epsilon(reduction.bound, level, delta, guess)
+    guess = _clone_guess(level, mean_clones, delta)
+    return certified_epsilon(reduction.bound, level, delta, guess if 0 < guess < level else None)
 
 
 def _clone_guess(level: float, mean_clones: float, delta: float) -> float:
-    """The Gaussian guess of :func:`_reduction_epsilon` (``level`` when none can be formed): used
-    only to order targets, largest first."""
+    """The Gaussian guess of a target at ``level`` among ``mean_clones`` expected clones, or
+    ``level`` when none can be formed: a first point for the search, and the order in which
+    targets are tried (largest first)."""
     try:
         with np.errstate(all="ignore"):
             guess = float(_gaussian_guess(level, 2, max(mean_clones, 1.0), delta))
