@@ -16,7 +16,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from shuffle_lib.accounting.high_precision import clone_delta
+from shuffle_lib.accounting.high_precision import clone_delta, clone_probability_mp
 from shuffle_lib.accounting.shuffle import (
     EPS0_MAX,
     bbgn19_delta,
@@ -40,16 +40,8 @@ DELTAS = np.array([1e-150, 1e-12, 1e-2])
 RANDOMIZERS = ("generic", ("krr", 2), ("krr", 50))
 
 
-def _q_exact(eps0: float, variant: str) -> mp.mpf:
-    """The clone probability with enough digits that 1 - q keeps 40 of them at tiny eps0 (the
-    40-digit default rounds e^-1e-70 to 1 and would drop the rare non-clones)."""
-    with mp.workdps(40 + max(0, int(-np.log10(max(eps0, 1e-300))))):
-        e0 = mp.mpf(eps0)
-        return +(mp.exp(-e0) if variant == "fmt21" else 2 / (mp.exp(e0) + 1))
-
-
 def _exact_delta(eps: float, eps0: float, n: int, variant: str, delta: float) -> mp.mpf:
-    return clone_delta(eps, eps0, n, _q_exact(eps0, variant), scale=delta)
+    return clone_delta(eps, eps0, n, clone_probability_mp(eps0, variant), scale=delta)
 
 
 @pytest.mark.parametrize("level", ABOVE)
@@ -256,7 +248,7 @@ def test_clone_probability_and_sampler_at_every_level(variant: str) -> None:
     q = np.array([clone_probability(e0, variant) for e0 in LEVELS])
     assert ((q >= 0) & (q <= 1)).all() and (np.diff(q) <= 0).all()
     for e0, value in zip(LEVELS, q, strict=True):
-        exact = _q_exact(e0, variant)
+        exact = clone_probability_mp(e0, variant)
         if exact > 1e-300:
             assert abs(value - exact) <= 4e-16 * exact
         else:  # underflow rounds down: fewer clones, the safe side for every accountant

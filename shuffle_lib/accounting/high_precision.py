@@ -189,15 +189,19 @@ def _count_law(n_minus_1: int, q: mp.mpf, cutoff: mp.mpf) -> dict[int, mp.mpf]:
 def clone_probability_mp(eps0: float, variant: str = "fmt21") -> mp.mpf:
     r"""The clone probability :math:`e^{-\varepsilon_0}` (``"fmt21"``) or
     :math:`2/(e^{\varepsilon_0}+1)` (``"stronger"``) in 40 digits (Feldman, McMillan & Talwar
-    2021 and 2023).
+    2021 and 2023), and so that :math:`1-q` keeps 40 digits too: at small :math:`\varepsilon_0`
+    the working precision grows by :math:`\log_{10}(1/\varepsilon_0)` digits (40 digits would
+    round :math:`e^{-10^{-70}}` to 1 and drop the rare non-clones).
 
     ``eps0`` in [0, :data:`EPS0_MAX`] (1e300; ``ValueError`` beyond).
 
     >>> float(clone_probability_mp(0.0, "stronger"))
     1.0
+    >>> float(1 - clone_probability_mp(1e-70))
+    1e-70
     """
     e0 = _check_eps0(eps0)
-    with mp.workdps(DIGITS):
+    with mp.workdps(DIGITS + (int(-np.log10(e0)) + 1 if 0 < e0 < 1 else 0)):
         if variant == "fmt21":
             return mp.exp(-mp.mpf(e0))
         if variant == "stronger":
