@@ -57,7 +57,7 @@ student: book
 	$(BIN)/python tools/student_edition.py
 	@# _config.yml names _vendor/ and its local extensions in tools/ relative to the sources
 	mkdir -p _build/student/source/tools
-	cp tools/vendor_web_assets.py tools/codeautolink_sections.py _build/student/source/tools/
+	cp tools/vendor_web_assets.py tools/codeautolink_sections.py tools/reading_path.py _build/student/source/tools/
 	cp -R $(VENDOR) _build/student/source/
 	$(BIN)/jupyter-book build _build/student/source -n -W --keep-going --path-output _build/student
 	$(BIN)/python -m pytest -m student

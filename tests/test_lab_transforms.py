@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import re
 import shutil
 import sys
@@ -90,7 +91,10 @@ def test_every_solution_is_folded(chapter: tuple) -> None:
                 folded_solutions, counted = folded_solutions + 1, True
         elif not inside:
             assert not folded, source[:200]
-    assert solutions >= 5 and folded_solutions == solutions
+    assert folded_solutions == solutions
+    if solutions == 0 and "exercise-start" not in json.dumps(lab_view["cells"]):
+        return  # a page without exercises (the course page)
+    assert solutions >= 5
 
 
 def test_macros_match_the_sphinx_configuration() -> None:

@@ -241,14 +241,15 @@ def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: fl
     r"""Certified upper bound on :math:`\delta(\varepsilon)` of the clone reduction.
 
     With :math:`C\sim\mathrm{Bin}(n-1,q_c)`, :math:`A\sim\mathrm{Bin}(C,1/2)`,
-    :math:`\Delta\sim\mathrm{Bern}(e^{\varepsilon_0}/(e^{\varepsilon_0}+1))`, the two laws are
-    :math:`P=(A+\Delta,\ C-A+1-\Delta)` and :math:`Q=(A+1-\Delta,\ C-A+\Delta)`
+    :math:`B\sim\mathrm{Bern}(k_t)` with :math:`k_t=e^{\varepsilon_0}/(e^{\varepsilon_0}+1)` (the
+    target's bit), the two laws are :math:`P=(A+B,\ C-A+1-B)` and :math:`Q=(A+1-B,\ C-A+B)`
     (Feldman, McMillan & Talwar 2021). Returns :math:`H_{e^\varepsilon}(P\|Q)`
     (equal to :math:`H_{e^\varepsilon}(Q\|P)`: swapping the coordinates exchanges P and Q). Given
     :math:`C=c` the likelihood ratio increases in the first coordinate, so each :math:`c` costs one
     binomial tail and one probability (SciPy's Boost routines); the sum runs over the bulk of
-    :math:`C` and adds the mass of the two tails left out (at most 1e-120 each), plus a bound on its
-    own rounding error: an upper bound on the exact value, within 1e-6 relative (plus 1e-120) where
+    :math:`C` and adds back the mass of the two tails left out (a fixed 1e-120 at most, in all;
+    :func:`clone_numerical_epsilon` uses about 1e-12 delta instead), plus a bound on its own
+    rounding error: an upper bound on the exact value, within 1e-6 relative (plus 1e-120) where
     the tests compare it with 40-digit values. The error bar is proportionate: each count's is
     relative to its own divergence, even where that is a small difference of two tail terms (small
     :math:`\varepsilon` at huge n), so it stays near 1e-8 of the value at n = 1e10 and
@@ -268,12 +269,13 @@ def clone_reduction_delta(eps: float, eps0: float, n: int, clone_probability: fl
 def sample_clone_pair(
     eps0: float, n: int, size: int, variant: str = "fmt21", rng: RngLike = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Draw ``size`` samples of the first coordinate :math:`A+\Delta` under :math:`P` and
-    :math:`A+1-\Delta` under :math:`Q` of the clone reduction (see :func:`clone_reduction_delta`):
-    what an analyst sees in the reduced problem, for simulations and pictures. ``n`` at most
-    :data:`N_MAX` (1e10) and ``size`` at most :data:`SAMPLE_MAX` (1e7); ``ValueError`` beyond.
-    Any finite ``eps0 >= 0`` (the draws need no exponential that could overflow: at huge levels
-    nobody is a clone and the bit is always told).
+    r"""Draw ``size`` samples of the first coordinate :math:`A+B` under :math:`P` and
+    :math:`A+1-B` under :math:`Q` of the clone reduction, with :math:`B\sim\mathrm{Bern}(k_t)` the
+    target's bit and :math:`k_t=e^{\varepsilon_0}/(e^{\varepsilon_0}+1)` (the pair is defined in
+    :func:`clone_reduction_delta`): what an analyst sees in the reduced problem, for simulations and
+    pictures. ``n`` at most :data:`N_MAX` (1e10) and ``size`` at most :data:`SAMPLE_MAX` (1e7);
+    ``ValueError`` beyond. Any finite ``eps0 >= 0`` (the draws need no exponential that could
+    overflow: at huge levels nobody is a clone and the bit is always told).
 
     >>> first, second = sample_clone_pair(1.0, 100, 5, rng=0)
     >>> first.shape, second.shape
@@ -319,8 +321,8 @@ def clone_numerical_epsilon(
     with :func:`clone_reduction_delta` :math:`\le\delta`, rounded up.
 
     Certified: the returned :math:`\varepsilon` is one where the computed divergence *plus its
-    error bound* (rounding of every tail and probability, truncated mass of at most
-    :math:`10^{-12}\delta` per tail of the clone count) is at most :math:`\delta`, so it is never
+    error bound* (rounding of every tail and probability, truncated mass of the clone count's two
+    tails, about :math:`10^{-12}\delta` at most in all) is at most :math:`\delta`, so it is never
     below the exact value of the reduction; the root search stops within 1e-10 relative, and the
     tests find it within 1e-6 of 40-digit values (median 4e-12) at the corners of the range, where
     the divergence's error bar (relative to each count's value, see :func:`clone_reduction_delta`)
