@@ -29,8 +29,8 @@ def _notebooks() -> list[Path]:
     kernelspec (pages that ask for ``execution_mode: force``, such as the course page, which
     measures the other chapters, run on every build and have no cache record)."""
     return sorted(
-        path for path in (ROOT / "book").rglob("*.md")
-        if re.search(r"^kernelspec:", text := path.read_text(encoding="utf-8"), re.MULTILINE)
+        path for path in (ROOT / "book").rglob("*.md") if ".ipynb_checkpoints" not in path.parts
+        and re.search(r"^kernelspec:", text := path.read_text(encoding="utf-8"), re.MULTILINE)
         and not re.search(r"^\s*execution_mode:\s*force", text, re.MULTILINE)
     )
 
@@ -76,6 +76,7 @@ def test_no_ipynb_is_tracked_by_git() -> None:
 
 
 def test_every_book_page_is_in_the_table_of_contents() -> None:
-    pages = {str(p.relative_to(ROOT).with_suffix("")) for p in (ROOT / "book").rglob("*.md")}
+    pages = {str(p.relative_to(ROOT).with_suffix("")) for p in (ROOT / "book").rglob("*.md")
+             if ".ipynb_checkpoints" not in p.parts}
     orphans = pages - _toc_files()
     assert not orphans, f"pages missing from _toc.yml (they would not be built): {sorted(orphans)}"
