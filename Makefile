@@ -14,11 +14,12 @@ KERNEL := shuffle-privacy
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 BUILD_BOOK := $(BIN)/jupyter-book build . -n -W --keep-going
 
-.PHONY: help setup book student test lab bench fullscale clean clean-all
+.PHONY: help setup book student coursepack test lab bench fullscale clean clean-all
 
 help:
 	@echo "make book   build the website (_build/html/index.html), every notebook executed"
 	@echo "make student the student edition (no solutions): _build/student/_build/html, notebooks in _build/student/notebooks"
+	@echo "make coursepack the course pack: _build/coursepack/ and .zip (student + instructor notebooks, student site, wheel, pinned requirements, READMEs)"
 	@echo "make test   ruff, pytest, strict book build, per-notebook time budget, every page in headless Chromium, one chapter per part run in JupyterLab"
 	@echo "make lab    JupyterLab; chapters (.md) open as notebooks, rendered as on the website"
 	@echo "make bench  run benchmarks/ and print time ratios"
@@ -58,10 +59,28 @@ student: book
 	@# _config.yml names _vendor/ and its local extensions in tools/ relative to the sources
 	mkdir -p _build/student/source/tools
 	cp tools/vendor_web_assets.py tools/codeautolink_sections.py tools/reading_path.py _build/student/source/tools/
+	cp -R tools/site_accessibility _build/student/source/tools/
 	cp -R $(VENDOR) _build/student/source/
 	$(BIN)/jupyter-book build _build/student/source -n -W --keep-going --path-output _build/student
 	$(BIN)/python -m pytest -m student
 	@echo "Student edition: $(CURDIR)/_build/student/_build/html/index.html (notebooks: _build/student/notebooks)"
+
+# The course pack: portable notebooks (links into the pack's student website unless
+# COURSEPACK_BASE_URL names a hosted copy), the wheel built offline from a clean copy of the
+# sources (as tests/test_wheel.py does), then tools/coursepack.py assembles, checks that no
+# solution reaches the student half, and zips.
+COURSEPACK_BASE_URL ?= ../../student/website/
+coursepack: student
+	rm -rf _build/coursepack-portable
+	$(BIN)/python tools/portable_notebooks.py --base-url $(COURSEPACK_BASE_URL) --out _build/coursepack-portable
+	rm -rf _build/wheel _build/wheel-source
+	mkdir -p _build/wheel-source
+	cp pyproject.toml _build/wheel-source/
+	cp -R shuffle_lib _build/wheel-source/
+	find _build/wheel-source -name __pycache__ -type d -prune -exec rm -rf {} +
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+	  --no-index --no-cache-dir --wheel-dir _build/wheel _build/wheel-source
+	$(BIN)/python tools/coursepack.py --portable _build/coursepack-portable --wheel-dir _build/wheel
 
 test: setup
 	$(BIN)/ruff check .

@@ -136,3 +136,23 @@ def test_no_solution_reaches_the_student_edition() -> None:
                     checked += 1
                 assert line not in notebook_code, (notebook.name, line)
     assert checked > 0, "no solution code line was found in the instructor edition"
+
+
+def _glue_keys(text: str) -> tuple[set[str], list[str]]:
+    """Keys the code of ``text`` can glue: every quoted string (``glue("key", ...)``, or keys
+    listed in a loop), and the literal prefixes of f-string keys."""
+    literal = set(re.findall(r"""["']([\w-]+)["']""", text))
+    prefixes = re.findall(r"""\bglue\(\s*f["']([^"'{]*)\{""", text)
+    return literal, prefixes
+
+
+@pytest.mark.parametrize("chapter", _chapters(), ids=lambda p: str(p.relative_to(ROOT / "book")))
+def test_every_glued_value_outside_solutions_is_computed_outside_them(chapter: Path) -> None:
+    """Glue is page-local and the student edition drops the solutions' code: a value shown in the
+    main text or in an exercise must be glued by a cell that is not inside a solution."""
+    stripped = student_edition.strip_solutions(chapter.read_text(encoding="utf-8"))
+    used = set(re.findall(r"\{glue:text\}`([^`:]+)", stripped))
+    literal, prefixes = _glue_keys(stripped)
+    missing = sorted(key for key in used
+                     if key not in literal and not any(key.startswith(p) for p in prefixes))
+    assert not missing, f"glued only inside solutions (no student edition can show them): {missing}"
