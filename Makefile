@@ -14,11 +14,22 @@ KERNEL := shuffle-privacy
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 BUILD_BOOK := $(BIN)/jupyter-book build . -n -W --keep-going
 
-.PHONY: help setup book student coursepack test lab bench fullscale clean clean-all
+.PHONY: help setup book student coursepack pdf test lab bench fullscale clean clean-all
+
+# The website's downloads, linked from each page's download menu (tools/page_downloads.py):
+# the chapters as portable notebooks (_portable/) and as PDF (_pdf/, with the whole book).
+# $(1): the built site; $(2): its edition.
+define site_downloads
+	rm -rf _build/portable $(1)/_portable
+	$(BIN)/python tools/portable_notebooks.py --base-url ../ --out _build/portable
+	cp -R _build/portable/$(2) $(1)/_portable
+	$(BIN)/python tools/book_pdf.py --site $(1) --edition $(2)
+endef
 
 help:
 	@echo "make book   build the website (_build/html/index.html), every notebook executed"
 	@echo "make student the student edition (no solutions): _build/student/_build/html, notebooks in _build/student/notebooks"
+	@echo "make pdf    the book as PDF, whole and per chapter, both editions: _build/pdf/{instructor,student}/"
 	@echo "make coursepack the course pack: _build/coursepack/ and .zip (student + instructor notebooks, student site, wheel, pinned requirements, READMEs)"
 	@echo "make test   ruff, pytest, strict book build, per-notebook time budget, every page in headless Chromium, one chapter per part run in JupyterLab"
 	@echo "make lab    JupyterLab; chapters (.md) open as notebooks, rendered as on the website"
@@ -50,6 +61,7 @@ $(VENDOR_DONE): tools/vendor_web_assets.py
 
 book: setup
 	$(BUILD_BOOK)
+	$(call site_downloads,_build/html,instructor)
 	@echo "Book built: $(CURDIR)/_build/html/index.html"
 
 # The student edition: sources copied without solutions, built on their own, then checked
@@ -58,10 +70,12 @@ student: book
 	$(BIN)/python tools/student_edition.py
 	@# _config.yml names _vendor/ and its local extensions in tools/ relative to the sources
 	mkdir -p _build/student/source/tools
-	cp tools/vendor_web_assets.py tools/codeautolink_sections.py tools/reading_path.py _build/student/source/tools/
+	cp tools/vendor_web_assets.py tools/codeautolink_sections.py tools/reading_path.py \
+	  tools/page_downloads.py tools/book_pdf.py _build/student/source/tools/
 	cp -R tools/site_accessibility _build/student/source/tools/
 	cp -R $(VENDOR) _build/student/source/
 	$(BIN)/jupyter-book build _build/student/source -n -W --keep-going --path-output _build/student
+	$(call site_downloads,_build/student/_build/html,student)
 	$(BIN)/python -m pytest -m student
 	@echo "Student edition: $(CURDIR)/_build/student/_build/html/index.html (notebooks: _build/student/notebooks)"
 
@@ -82,6 +96,14 @@ coursepack: student
 	  --no-index --no-cache-dir --wheel-dir _build/wheel _build/wheel-source
 	$(BIN)/python tools/coursepack.py --portable _build/coursepack-portable --wheel-dir _build/wheel
 
+# Both editions' PDFs (make student prints the student one and checks it has no solution).
+pdf: student
+	rm -rf _build/pdf
+	mkdir -p _build/pdf
+	cp -R _build/html/_pdf _build/pdf/instructor
+	cp -R _build/student/_build/html/_pdf _build/pdf/student
+	@echo "PDF: $(CURDIR)/_build/pdf/{instructor,student}/book.pdf and one file per chapter"
+
 test: setup
 	$(BIN)/ruff check .
 	@# chapter code too (prose becomes comments, so no line-length rule; a bare `fig` displays it)
@@ -92,6 +114,7 @@ test: setup
 	done
 	$(BIN)/python -m pytest -m "not book and not student and not lab"
 	$(BUILD_BOOK)
+	$(call site_downloads,_build/html,instructor)
 	@# -rs: a skipped check (the browser tests without Chromium) says why in the summary
 	$(BIN)/python -m pytest -m "book or lab" -rs
 

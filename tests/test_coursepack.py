@@ -98,8 +98,10 @@ def inputs(tmp_path: Path) -> coursepack.Inputs:
         wheel.writestr("shuffle_lib/data/README.md", "# Data\nCC BY 4.0\n")
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
     (tmp_path / "requirements.lock").write_text(LOCK)
+    pdf = tmp_path / "book.pdf"
+    pdf.write_bytes(b"%PDF-1.4 the instructor edition")
     return coursepack.Inputs(portable, website, wheel_dir, tmp_path / "pyproject.toml",
-                             tmp_path / "requirements.lock")
+                             tmp_path / "requirements.lock", instructor_pdf=pdf)
 
 
 def test_pack_layout_zips_and_readmes(inputs: coursepack.Inputs, tmp_path: Path) -> None:
@@ -108,7 +110,8 @@ def test_pack_layout_zips_and_readmes(inputs: coursepack.Inputs, tmp_path: Path)
     assert problems == []
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert {"student/notebooks/clones_amplification.ipynb", "student/notebooks/clones_checks.ipynb",
-            "instructor/notebooks/clones_amplification.ipynb", "student/website/index.html",
+            "instructor/notebooks/clones_amplification.ipynb", "instructor/book.pdf",
+            "student/website/index.html",
             "wheel/shuffle_lib-2.0.1-py3-none-any.whl", "requirements.txt", "constraints.txt",
             "data/tenure.csv", "data/README.md", "README-students.md",
             "README-lecturers.md"} <= files

@@ -12,6 +12,7 @@
     student/notebooks/     portable notebooks without solutions
     student/website/       the student edition of the website (open index.html)
     instructor/notebooks/  portable notebooks with the solutions folded in <details>
+    instructor/book.pdf    the whole book with its solutions (tools/book_pdf.py)
 
 and zips it twice: ``_build/coursepack.zip`` (everything) and ``_build/coursepack-student.zip``
 (everything but ``instructor/`` and the lecturers' README, to hand out as it is). Before the zips
@@ -426,6 +427,7 @@ class Inputs:
     pyproject: Path
     lock: Path
     book: Path | None = None  # the chapters' MyST sources, for the second solution check
+    instructor_pdf: Path | None = None  # the instructor edition's book.pdf, if printed
 
 
 def find_wheel(wheel_dir: Path) -> tuple[Path, str]:
@@ -479,6 +481,8 @@ This folder holds the book *Shuffle Privacy* as a website and as Jupyter noteboo
 
 - `student/website/index.html`: the book. Open it in a browser straight from the folder; it needs
   no internet connection. The links in the notebooks ("Theorem 6.1", citations) point into it.
+- `student/website/_pdf/book.pdf`: the book as one PDF, for reading on a tablet or printing;
+  each chapter's own PDF is beside it (and in the download menu of its page on the website).
 - `student/notebooks/`: one notebook per chapter, with the exercises (not their solutions).
 - `wheel/{wheel}`: the library; `requirements.txt` and `constraints.txt`: the
   versions the book was tested with. `data/`: the data sets, for reference only: the library
@@ -556,6 +560,8 @@ def lecturer_readme(wheel: str, version: str, pins: Requirements, data: list[str
 - `instructor/notebooks/` ({sizes['instructor/notebooks']}): the same {counts['instructor']}
   notebooks with each solution after its exercise, folded in `<details>` (its code cells tagged
   `solution`).
+- `instructor/book.pdf`: the whole book with every solution open, as PDF (the student
+  edition's PDFs are in `student/website/_pdf/`).
 - `wheel/{wheel}` ({sizes['wheel']}): `shuffle_lib` {version}, with its data.
 - `requirements.txt`: the library's dependencies and every package the notebooks import, pinned
   to the tested versions; `constraints.txt`: every package of the tested environment (the
@@ -651,6 +657,8 @@ def assemble(inputs: Inputs, out: Path,
     shutil.copytree(inputs.website, out / "student" / "website",
                     ignore=shutil.ignore_patterns(".buildinfo", "__pycache__",
                                                   ".ipynb_checkpoints"))
+    if inputs.instructor_pdf is not None:
+        shutil.copy2(inputs.instructor_pdf, out / "instructor" / "book.pdf")
     (out / "wheel").mkdir()
     shutil.copy2(wheel, out / "wheel" / wheel.name)
     data = extract_data(wheel, out / "data")
@@ -717,6 +725,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=build_dir / "student" / "_build" / "html")
     parser.add_argument("--wheel-dir", type=Path, default=build_dir / "wheel")
     parser.add_argument("--out", type=Path, default=build_dir / "coursepack")
+    parser.add_argument("--instructor-pdf", type=Path,
+                        default=build_dir / "html" / "_pdf" / "book.pdf",
+                        help="the instructor edition's PDF (left out if it does not exist)")
     parser.add_argument("--book", type=Path, default=ROOT / "book",
                         help="chapters' sources for the solution check ('' to skip)")
     parser.add_argument("--strict", action="store_true",
@@ -728,8 +739,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         problems = check_pack(args.check, book)
     else:
+        pdf = args.instructor_pdf if args.instructor_pdf.is_file() else None
         inputs = Inputs(args.portable, args.website, args.wheel_dir, ROOT / "pyproject.toml",
-                        ROOT / "requirements.lock", book)
+                        ROOT / "requirements.lock", book, pdf)
         try:
             problems, requirements = build(inputs, args.out, args.strict)
         except (FileNotFoundError, ValueError) as error:
