@@ -45,6 +45,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
+from mathjax_probe import INSPECT_JS
 
 pytestmark = pytest.mark.book
 
@@ -209,64 +210,6 @@ def server(pages: list[Path]) -> Iterator[str]:
     httpd.shutdown()
     httpd.server_close()
 
-
-# Runs in the page after the load event: waits for MathJax and the widget manager, then reports.
-INSPECT_JS = r"""
-async () => {
-  const out = {mathElements: document.querySelectorAll('.math').length, mathjax: null,
-               merrors: [], undefinedMacros: [], untypeset: [], badImages: [], images: 0,
-               widgetViews: 0, widgetsDrawn: 0, formulas: 0, spoken: 0};
-  const MJ = window.MathJax;
-  if (MJ && MJ.startup && MJ.startup.promise) {
-    await MJ.startup.promise;
-    out.mathjax = MJ.version;
-    for (const e of document.querySelectorAll('mjx-merror')) {
-      out.merrors.push(e.getAttribute('data-mjx-error') || e.textContent);
-    }
-    for (const item of Array.from(MJ.startup.document.math)) {
-      const mml = MJ.startup.toMML(item.root);
-      for (const m of mml.matchAll(/<mtext mathcolor="red">(\\[^<]*)<\/mtext>/g)) {
-        out.undefinedMacros.push(m[1]);
-      }
-    }
-    // assistive MathML: a hidden <math> copy of each formula, which screen readers read out
-    out.formulas = document.querySelectorAll('mjx-container').length;
-    out.spoken = document.querySelectorAll('mjx-container > mjx-assistive-mml > math').length;
-  }
-  // LaTeX left in the visible text, outside code, scripts and typeset math
-  const skip = 'script, style, pre, code, textarea, kbd, samp, mjx-container, .highlight';
-  const raw = /\\\(|\\\[|\$\$|\\begin\{|\$\\[A-Za-z]+/;
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const text = node.nodeValue;
-    if (!raw.test(text) || node.parentElement.closest(skip)) continue;
-    const at = text.search(raw);
-    out.untypeset.push(text.slice(Math.max(0, at - 40), at + 60).replace(/\s+/g, ' '));
-  }
-  // Images: none lazy, all decoded
-  const images = Array.from(document.images);
-  out.images = images.length;
-  for (const img of images) img.loading = 'eager';
-  await Promise.all(images.map(img => img.complete ? null : new Promise(done => {
-    img.addEventListener('load', done); img.addEventListener('error', done);
-    setTimeout(done, 20000);
-  })));
-  for (const img of images) {
-    if (!(img.complete && img.naturalWidth > 0)) out.badImages.push(img.getAttribute('src'));
-  }
-  // Saved widgets (the html manager draws each view next to its script tag)
-  const views = document.querySelectorAll(
-    'script[type="application/vnd.jupyter.widget-view+json"]');
-  out.widgetViews = views.length;
-  const drawn = () => document.querySelectorAll('.widget-subarea > .jupyter-widgets').length;
-  for (let waited = 0; drawn() < views.length && waited < 10000; waited += 100) {
-    await new Promise(done => setTimeout(done, 100));
-  }
-  out.widgetsDrawn = drawn();
-  await document.fonts.ready;
-  return out;
-}
-"""
 
 # Runs after INSPECT_JS (MathJax done) and the injection of axe.min.js: the violations of every
 # rule axe-core runs by default (WCAG 2.0-2.2 A and AA, and best practices), one entry per rule
