@@ -131,11 +131,13 @@ async ([baseUrl, pagePath]) => {
   for (const e of document.querySelectorAll('.toggle-hidden')) e.classList.remove('toggle-hidden');
   for (const b of document.querySelectorAll('button.toggle-button')) b.remove();
   // shadows print as one raster image each (a third of a chapter's bytes): none on paper;
-  // hidden code cells print nothing, not even their "Show code" line
+  // hidden code cells print nothing, not even their "Show code" line; long code lines wrap
+  // (a page cannot scroll)
   const style = document.createElement('style');
   style.textContent = `@media print {
     body *:not(#no-such-id) { box-shadow: none !important; text-shadow: none !important; }
-    details.hide:not([open]) { display: none !important; } }`;
+    details.hide:not([open]) { display: none !important; }
+    pre { white-space: pre-wrap !important; overflow-wrap: anywhere; } }`;
   document.head.appendChild(style);
   // links to other pages: to the website when a base URL is given, else plain text
   for (const a of Array.from(document.querySelectorAll('article a[href]'))) {
@@ -348,9 +350,9 @@ def assemble(out: Path, printed: list[Printed], edition: str, version: str,
         parent = None
         if page.part:
             if page.part not in parts:
-                parts[page.part] = book.add_outline_item(page.part, first - 1)
+                parts[page.part] = book.add_outline_item(title=page.part, page_number=first - 1)
             parent = parts[page.part]
-        book.add_outline_item(page.title, first - 1, parent=parent)
+        book.add_outline_item(title=page.title, page_number=first - 1, parent=parent)
     book.add_metadata({"/Title": f"Shuffle Privacy ({edition} edition)"})
     book.page_mode = "/UseOutlines"
     with open(out / "book.pdf", "wb") as handle:
