@@ -31,7 +31,7 @@ help:
 	@echo "make student the student edition (no solutions): _build/student/_build/html, notebooks in _build/student/notebooks"
 	@echo "make pdf    the book as PDF, whole and per chapter, both editions: _build/pdf/{instructor,student}/"
 	@echo "make coursepack the course pack: _build/coursepack/ and .zip (student + instructor notebooks, student site, wheel, pinned requirements, READMEs)"
-	@echo "make test   ruff, pytest, strict book build, per-notebook time budget, every page in headless Chromium, one chapter per part run in JupyterLab"
+	@echo "make test   ruff, pytest, strict book build, per-notebook time budget, every page in headless Chromium, the PDF read back, the portable notebooks rendered by nbconvert and run in a fresh venv, one chapter per part run in JupyterLab"
 	@echo "make lab    JupyterLab; chapters (.md) open as notebooks, rendered as on the website"
 	@echo "make bench  run benchmarks/ and print time ratios"
 	@echo "make fullscale run every chapter at the paper's scale (about 35 min); FULLSCALE_ARGS=\"--quick\" for a fast check"

@@ -158,6 +158,60 @@ def test_internal_links_anchors_and_images_resolve_offline(pages: list[Path]) ->
     assert not problems, _report(problems)
 
 
+class _TextOutsideMath(HTMLParser):
+    """The article's text outside math, code, scripts and styles (``texts``)."""
+
+    VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                      "source", "track", "wbr"})
+    SKIP = frozenset({"script", "style", "pre", "code", "textarea", "kbd", "samp"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool]] = []  # (tag, inside something skipped)
+        self.article = 0
+        self.texts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        skipped = bool(self.stack and self.stack[-1][1]) or tag in self.SKIP or bool(
+            classes & {"math", "highlight"})
+        self.stack.append((tag, skipped))
+        self.article += tag == "article"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID or tag not in (name for name, _ in self.stack):
+            return
+        while self.stack:
+            name, _ = self.stack.pop()
+            self.article -= name == "article"
+            if name == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self.article > 0 and not (self.stack and self.stack[-1][1]):
+            self.texts.append(data)
+
+
+TEX_COMMAND = re.compile(r"\\[A-Za-z]{2,}")
+
+
+def test_no_tex_command_left_in_the_text(pages: list[Path]) -> None:
+    """A TeX command in the article's text outside math and code: math that MathJax never sees,
+    e.g. a heading with math used as a reference's text, a list marker or a ``$$`` block inside
+    a paragraph cutting a formula in two (the browser test's probe only sees leftovers that start
+    with ``$\\macro``; the PDF test caught these first)."""
+    problems = {}
+    for page in pages:
+        parser = _TextOutsideMath()
+        parser.feed(page.read_text(encoding="utf-8"))
+        found = [" ".join(text.split())[:100] for text in parser.texts if TEX_COMMAND.search(text)]
+        if found:
+            problems[str(page.relative_to(SITE))] = found
+    assert not problems, _report(problems)
+
+
 # A text alternative that is only a file name or path: "../../_images/2d12ab.png", "plot.svg",
 # "fig_3", or a long hexadecimal hash (what MyST-NB writes when a cell gives no alt text).
 FILE_NAME_ALT = re.compile(

@@ -58,6 +58,7 @@ CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))  # as the brows
 LEFT_OUT = ("book/back/api/", "book/back/execution_statistics")
 KEPT_IN = ("book/back/api/quickstart",)
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
+PRINT_WIDTH = round((210 - 14 - 14) / 25.4 * 96)  # CSS pixels across the printed area
 PARALLEL = 3  # pages printed at once (2 cores: MathJax is the bottleneck)
 # pypdf warns about every Chromium PDF ("Object count ... exceeds defined trailer size"): harmless
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -137,7 +138,11 @@ async ([baseUrl, pagePath]) => {
   style.textContent = `@media print {
     body *:not(#no-such-id) { box-shadow: none !important; text-shadow: none !important; }
     details.hide:not([open]) { display: none !important; }
-    pre { white-space: pre-wrap !important; overflow-wrap: anywhere; } }`;
+    pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
+    .admonition, div.highlight, div[class*=highlight-], div.cell, div.cell_input,
+    div.cell_output, div.literal-block-wrapper, pre {
+      break-inside: auto !important; }
+    h1, h2, h3, h4, .admonition-title { break-inside: avoid; break-after: avoid !important; } }`;
   document.head.appendChild(style);
   // links to other pages: to the website when a base URL is given, else plain text
   for (const a of Array.from(document.querySelectorAll('article a[href]'))) {
@@ -146,6 +151,16 @@ async ([baseUrl, pagePath]) => {
     if (url.pathname === location.pathname) continue;
     if (baseUrl) { a.href = baseUrl + url.pathname.slice(1) + url.hash; continue; }
     a.removeAttribute('href');
+  }
+  // the page is laid out at the printed width: shrink what is still wider (long display
+  // formulas, wide tables) rather than let the paper cut it off
+  const wide = Array.from(document.querySelectorAll(
+    'article mjx-container[display="true"], article table'));
+  for (const element of wide) {
+    const room = element.parentElement.clientWidth;
+    if (element.scrollWidth > room + 1) {
+      element.style.zoom = Math.max(0.5, room / element.scrollWidth).toFixed(3);
+    }
   }
   const images = Array.from(document.querySelectorAll('article img'));
   for (const img of images) img.loading = 'eager';
@@ -183,9 +198,9 @@ async def _print_page(context: object, origin: str, page: Page, out: Path,
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
     try:
+        await tab.emulate_media(media="print")
         await tab.goto(f"{origin}/{page.docname}.html", wait_until="load", timeout=120_000)
         info = await tab.evaluate(PREPARE_JS, [base_url, page.docname])
-        await tab.emulate_media(media="print")
         await tab.pdf(path=str(out / f"{page.stem}.pdf"), format="A4", margin=MARGIN,
                       print_background=True, tagged=True, outline=True)
     finally:
@@ -213,7 +228,9 @@ async def _print_all(site: Path, pages: list[Page], out: Path, base_url: str,
                 executable_path=str(chromium), headless=True,
                 args=["--disable-background-networking", "--disable-component-update",
                       "--no-first-run", "--disable-sync"])
-            context = await browser.new_context(viewport={"width": 1100, "height": 1400},
+            # the printable width of A4 with these margins (182 mm at 96 px per inch), so that
+            # the page is measured as it will print
+            context = await browser.new_context(viewport={"width": PRINT_WIDTH, "height": 1000},
                                                 service_workers="block")
 
             async def block(route: object) -> None:  # nothing leaves this machine
