@@ -385,7 +385,9 @@ def build(site: Path, edition: str, base_url: str = "", chromium: Path = CHROMIU
     if not (site / "index.html").is_file():
         raise SystemExit(f"no built website at {site}: run `make book` first")
     if not chromium.is_file():
-        raise SystemExit(f"no Chromium at {chromium}: .ci/run installs Debian's chromium")
+        raise SystemExit(f"no Chromium at {chromium}, which prints the PDF: install it (Debian: "
+                         "apt-get install chromium, as .ci/run does) or set CHROMIUM to a "
+                         "Chromium or Chrome executable")
     sys.path.insert(0, str(root))
     from shuffle_lib import __version__
 
