@@ -292,6 +292,20 @@ def test_each_page_pdf_is_tagged_and_numbered_k_of_n(built: Built) -> None:
             f"{k}/{page['pages']}" for k in range(1, page["pages"] + 1)], pdf.name
 
 
+def test_no_link_points_at_the_print_server(built: Built) -> None:
+    """Links to other pages become text (or go to ``--base-url``): none may point at the local
+    server the pages were printed from."""
+    problems = []
+    for page in built.manifest["pages"]:
+        for sheet in PdfReader(built.out / f"{page['stem']}.pdf").pages:
+            for annotation in sheet.get("/Annots") or []:
+                action = annotation.get_object().get("/A") or {}
+                uri = str(action.get("/URI", ""))
+                if re.match(r"https?://(127\.0\.0\.1|localhost)[:/]", uri):
+                    problems.append(f"{page['stem']}: {uri}")
+    assert not problems, "\n".join(problems[:20])
+
+
 def test_the_book_is_numbered_and_its_contents_point_to_the_pages(built: Built) -> None:
     sheets = _text(built.out / "book.pdf").split("\f")[:built.manifest["book_pages"]]
     front = len(sheets) - sum(page["pages"] for page in built.manifest["pages"])

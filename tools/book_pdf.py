@@ -17,7 +17,11 @@ local server and, before printing:
   student edition has none), but not the hidden code cells, which hold verification that does
   not teach;
 - turns links to other pages into plain text (their numbers, "Theorem 6.1", are in the text);
-  links within the page stay, and with ``--base-url`` links to other pages go to the website.
+  links within the page stay, and with ``--base-url`` links to other pages go to the website;
+- lays the page out at the printed width (A4 less the margins) in print media, shrinks what is
+  still wider (long display formulas, wide tables; at most by half), wraps long code lines, and
+  lets boxes and code break across pages (the theme keeps each whole, which left near-empty
+  pages before every long solution).
 
 The page is printed as a tagged PDF (A4, images keep their alt text for screen readers) with the
 browser's print stylesheet. ``book.pdf`` is a title page, a table of contents with page numbers,
@@ -26,7 +30,8 @@ foot of each page; each page's own PDF is numbered "k / n". ``manifest.json`` re
 the title, page count and the figures printed, for ``tests/test_book_pdf.py``.
 
 Usage: ``python tools/book_pdf.py [--site _build/html] [--edition instructor] [--base-url URL]``;
-writes ``<site>/_pdf/`` (so the website links each page to its PDF, see tools/download_links).
+writes ``<site>/_pdf/`` (the website's download menu links each page to its PDF:
+``tools/page_downloads.py``).
 """
 
 from __future__ import annotations
@@ -124,7 +129,7 @@ def serve(site: Path) -> Iterator[str]:
 
 # Runs in the page after the load event; returns the title and the figures that will print.
 PREPARE_JS = r"""
-async ([baseUrl, pagePath]) => {
+async (baseUrl) => {
   const MJ = window.MathJax;
   if (MJ && MJ.startup && MJ.startup.promise) await MJ.startup.promise;
   // asides, solutions and dropdowns open; hidden code cells (details.hide) stay closed
@@ -200,7 +205,7 @@ async def _print_page(context: object, origin: str, page: Page, out: Path,
     try:
         await tab.emulate_media(media="print")
         await tab.goto(f"{origin}/{page.docname}.html", wait_until="load", timeout=120_000)
-        info = await tab.evaluate(PREPARE_JS, [base_url, page.docname])
+        info = await tab.evaluate(PREPARE_JS, base_url)
         await tab.pdf(path=str(out / f"{page.stem}.pdf"), format="A4", margin=MARGIN,
                       print_background=True, tagged=True, outline=True)
     finally:
@@ -407,6 +412,7 @@ def build(site: Path, edition: str, base_url: str = "", chromium: Path = CHROMIU
 
 
 def main() -> None:
+    """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--edition", choices=("instructor", "student"), default="instructor")
