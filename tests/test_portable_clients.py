@@ -38,7 +38,8 @@ folder, then:
    ``requirements.lock``. The venv must not import ``jupyter_book``, ``myst_nb`` or ``sphinx``,
    must import ``shuffle_lib`` from its own site-packages, and must import every module the
    chapters of the numbered parts import. Then one instructor notebook per part of ``_toc.yml``
-   (``EXECUTED``) runs top to bottom with nbclient, in a kernel started from the venv's python
+   (``EXECUTED``), and the first with an ipywidgets explorer (``EXPLORER``: it must display a
+   widget view), runs top to bottom with nbclient, in a kernel started from the venv's python
    (``ipykernel install --prefix``, found through ``JUPYTER_PATH``), working directory outside
    the repository, ``MPLBACKEND=Agg``. The install time and each notebook's run time are printed
    (``pytest -s``). Measured here on the same busy machine, from the local package index:
@@ -494,6 +495,21 @@ def _executed_notebooks() -> dict[str, str]:
 
 EXECUTED = _executed_notebooks()
 
+
+def _explorer_notebook() -> str:
+    """The first chapter of the numbered parts with an ``ipywidgets`` explorer."""
+    for files in _parts().values():
+        for chapter in files:
+            if _has_code(chapter) and re.search(
+                    r"^(import|from) ipywidgets\b",
+                    (ROOT / f"{chapter}.md").read_text(encoding="utf-8"), re.MULTILINE):
+                return _notebook_name(chapter)
+    raise AssertionError("no chapter has an ipywidgets explorer")
+
+
+EXPLORER = _explorer_notebook()
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
 # Runs in the venv: what is importable, and where shuffle_lib comes from.
 VENV_PROBE = """
 import importlib.util, json, sys
@@ -509,7 +525,8 @@ def test_one_notebook_per_part_runs_in_a_fresh_venv_with_only_the_wheel_and_its_
         capsys: pytest.CaptureFixture[str]) -> None:
     """A venv with only ``shuffle_lib[notebooks]`` (the wheel) and ``ipykernel``, pinned by
     ``requirements.lock``: no book toolchain in it, every module the numbered parts' chapters
-    import available, and one instructor notebook per part (``EXECUTED``) runs top to bottom
+    import available, and one instructor notebook per part (``EXECUTED``), plus the first with
+    an ipywidgets explorer (``EXPLORER``, which must display a widget view), runs top to bottom
     in its kernel, outside the repository. Prints the install and run times."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -575,7 +592,7 @@ def test_one_notebook_per_part_runs_in_a_fresh_venv_with_only_the_wheel_and_its_
     where = ("import sys, shuffle_lib, matplotlib, os\n"
              "print(sys.executable, shuffle_lib.__file__, matplotlib.get_backend(), os.getcwd())")
     failures, times = [], {}
-    for caption, name in EXECUTED.items():
+    for caption, name in {**EXECUTED, "explorer": EXPLORER}.items():
         notebook = nbformat.read(exported / "instructor" / name, as_version=4)
         notebook.cells.append(nbformat.v4.new_code_cell(where))  # where it ran
         client = NotebookClient(notebook, timeout=CELL_TIMEOUT, kernel_name=KERNEL_NAME,
@@ -595,6 +612,10 @@ def test_one_notebook_per_part_runs_in_a_fresh_venv_with_only_the_wheel_and_its_
         printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs).split()
         assert printed[0] == str(python) and Path(printed[1]).is_relative_to(venv), printed
         assert printed[2].lower() == "agg" and Path(printed[3]) == work, printed
+        if caption == "explorer":  # the kernel made the explorer's widgets (a view to display)
+            views = [o for c in notebook.cells if c.cell_type == "code"
+                     for o in c.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
+            assert views, f"{name}: no ipywidgets view among the outputs"
 
     with capsys.disabled():
         print(f"\nfresh venv: wheel[notebooks] + ipykernel installed in {install_seconds:.0f} s; "
