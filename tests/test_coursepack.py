@@ -4,19 +4,15 @@ website, wheel and lock in ``tmp_path``; no build needed. The real pack is made 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from project_tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("coursepack", ROOT / "tools" / "coursepack.py")
-coursepack = importlib.util.module_from_spec(_spec)
-sys.modules["coursepack"] = coursepack  # dataclasses look their module up there
-_spec.loader.exec_module(coursepack)
+coursepack = load_tool("coursepack")
 
 SOLUTION_CODE = "answer = sum(randomized_response(bit, eps0=1.0) for bit in bits)"
 SOLUTION_PROSE = "The estimator is unbiased because each report flips with the same chance."

@@ -5,19 +5,15 @@ Nothing here starts a kernel or runs a chapter.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from project_tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("fullscale", ROOT / "tools" / "fullscale.py")
-fullscale = importlib.util.module_from_spec(_spec)
-sys.modules["fullscale"] = fullscale  # its dataclasses look their module up
-_spec.loader.exec_module(fullscale)
+fullscale = load_tool("fullscale")
 
 
 def _notebook(*cells) -> nbformat.NotebookNode:

@@ -57,11 +57,9 @@ import concurrent.futures
 import functools
 import html
 import http.server
-import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -70,12 +68,12 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 import pytest
 import yaml
 from mathjax_probe import INSPECT_JS
+from project_tools import build_wheel, load_tool, problem_report
 
 pytestmark = pytest.mark.book
 
@@ -185,15 +183,7 @@ A line of inline math that starts with a minus sign, $a \le b
 """
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-portable = _load("portable_notebooks", ROOT / "tools" / "portable_notebooks.py")
+portable = load_tool("portable_notebooks")
 
 
 @pytest.fixture(scope="session")
@@ -437,17 +427,7 @@ def test_every_exported_notebook_renders_in_nbconvert_html_without_myst_or_tex_e
     with capsys.disabled():
         print(f"\n{len(notebooks)} nbconvert pages checked in Chromium, {formulas} formulas, "
               f"in {time.monotonic() - start:.0f} s (slowest: {slowest})")
-    assert not problems, _report(problems)
-
-
-def _report(problems: dict[str, list[str]], per_page: int = 8) -> str:
-    lines = [f"{sum(map(len, problems.values()))} problems in {len(problems)} notebooks:"]
-    for page, found in sorted(problems.items()):
-        lines.append(f"  {page}:")
-        lines += [f"    - {problem[:300]}" for problem in found[:per_page]]
-        if len(found) > per_page:
-            lines.append(f"    ... and {len(found) - per_page} more")
-    return "\n".join(lines)
+    assert not problems, problem_report(problems, "notebooks")
 
 
 # --- 2. Executed in a fresh virtual environment -----------------------------------------------
@@ -542,16 +522,7 @@ def test_one_notebook_per_part_runs_in_a_fresh_venv_with_only_the_wheel_and_its_
     assert all(re.fullmatch(r"[A-Za-z0-9_.-]+", name) for name in extra), extra
     assert not [n for n in extra if n.lower().replace("_", "-") not in lock], (extra, lock)
 
-    # the wheel, built offline from a copy of the sources (as test_wheel.py does)
-    source = tmp_path / "source"
-    source.mkdir()
-    shutil.copy2(ROOT / "pyproject.toml", source)
-    shutil.copytree(ROOT / "shuffle_lib", source / "shuffle_lib",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
-          "--no-deps", "--no-build-isolation", "--no-index", "--no-cache-dir",
-          "--wheel-dir", tmp_path / "dist", source])
-    (wheel,) = (tmp_path / "dist").glob("shuffle_lib-*.whl")
+    wheel = build_wheel(tmp_path)  # offline, from a copy of the sources
 
     work = tmp_path / "work"  # the notebooks' working directory, outside the repository
     work.mkdir()

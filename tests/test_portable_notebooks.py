@@ -5,27 +5,17 @@ check that exports every chapter of the built book (marked ``book``)."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 import pytest
+from project_tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-portable = _load("portable_notebooks", ROOT / "tools" / "portable_notebooks.py")
+portable = load_tool("portable_notebooks")
 Macro, Target, Citation, Context = (portable.Macro, portable.Target, portable.Citation,
                                     portable.Context)
 

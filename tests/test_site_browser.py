@@ -46,6 +46,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 from mathjax_probe import INSPECT_JS
+from project_tools import problem_report
 
 pytestmark = pytest.mark.book
 
@@ -155,7 +156,7 @@ def _link_problems(page: Path) -> list[str]:
 def test_internal_links_anchors_and_images_resolve_offline(pages: list[Path]) -> None:
     problems = {str(page.relative_to(SITE)): found for page in pages
                 if (found := _link_problems(page))}
-    assert not problems, _report(problems)
+    assert not problems, problem_report(problems, "pages")
 
 
 class _TextOutsideMath(HTMLParser):
@@ -209,7 +210,7 @@ def test_no_tex_command_left_in_the_text(pages: list[Path]) -> None:
         found = [" ".join(text.split())[:100] for text in parser.texts if TEX_COMMAND.search(text)]
         if found:
             problems[str(page.relative_to(SITE))] = found
-    assert not problems, _report(problems)
+    assert not problems, problem_report(problems, "pages")
 
 
 # A text alternative that is only a file name or path: "../../_images/2d12ab.png", "plot.svg",
@@ -238,7 +239,7 @@ def test_every_image_has_a_text_alternative(pages: list[Path]) -> None:
     problems = {str(page.relative_to(SITE)): found for page in pages
                 if (found := [problem for src, alt in _parse(page).images
                               if (problem := _alt_problem(src, alt))])}
-    assert not problems, _report(problems)
+    assert not problems, problem_report(problems, "pages")
 
 
 # --- The browser ------------------------------------------------------------------------------
@@ -434,14 +435,4 @@ def test_every_page_works_offline_in_chromium(pages: list[Path], server: str, ch
         print(_audit_summary(audits))
     assert any(audit.get("spoken") for audit in audits.values()), \
         "no page has a formula with assistive MathML (mjx-assistive-mml) for screen readers"
-    assert not problems, _report(problems)
-
-
-def _report(problems: dict[str, list[str]], per_page: int = 8) -> str:
-    lines = [f"{sum(map(len, problems.values()))} problems on {len(problems)} pages:"]
-    for page, found in sorted(problems.items()):
-        lines.append(f"  {page}:")
-        lines += [f"    - {problem[:300]}" for problem in found[:per_page]]
-        if len(found) > per_page:
-            lines.append(f"    ... and {len(found) - per_page} more")
-    return "\n".join(lines)
+    assert not problems, problem_report(problems, "pages")

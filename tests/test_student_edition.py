@@ -5,22 +5,19 @@ absent from the built website and notebooks while the instructor edition keeps t
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
+from project_tools import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT = ROOT / "_build" / "student"
 STUDENT_HTML = STUDENT / "_build" / "html"
 INSTRUCTOR_HTML = ROOT / "_build" / "html"
 
-_spec = importlib.util.spec_from_file_location("student_edition",
-                                               ROOT / "tools" / "student_edition.py")
-student_edition = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(student_edition)
+student_edition = load_tool("student_edition")
 
 SAMPLE = """# A chapter
 

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 from doc_snippets import ROOT, all_snippets
+from project_tools import build_wheel
 
 import shuffle_lib
 
@@ -119,15 +120,7 @@ def _files(root: Path) -> set[str]:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installation]:
     work = tmp_path_factory.mktemp("wheel")
     try:
-        source = work / "source"
-        source.mkdir()
-        shutil.copy2(ROOT / "pyproject.toml", source)
-        shutil.copytree(ROOT / "shuffle_lib", source / "shuffle_lib",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
-              "--no-deps", "--no-build-isolation", "--no-index", "--no-cache-dir",
-              "--wheel-dir", work / "dist", source])
-        (wheel,) = (work / "dist").glob("shuffle_lib-*.whl")
+        wheel = build_wheel(work)
         _run([sys.executable, "-m", "venv", "--without-pip", work / "venv"])
         python = work / "venv" / "bin" / "python"
         _run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
