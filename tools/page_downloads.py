@@ -23,14 +23,8 @@ import functools
 import re
 from pathlib import Path
 
-from book_pdf import book_pages
+from book_pdf import Page, book_pages
 from sphinx.application import Sphinx
-
-
-def _stem(pagename: str) -> str:
-    """The file name the two tools give a page (``book/clones/amplification`` ->
-    ``clones_amplification``)."""
-    return pagename.removeprefix("book/").replace("/", "_")
 
 
 def _is_notebook(app: Sphinx, pagename: str) -> bool:
@@ -52,7 +46,7 @@ def _downloads(app: Sphinx, pagename: str, templatename: str, context: dict,
     if group is None:
         return
     pathto = context["pathto"]
-    stem = _stem(pagename)
+    stem = Page(pagename, "").stem  # the file name both tools give the page
     buttons = [button for button in group["buttons"]
                if button.get("label") == "download-source-button"]
     if _is_notebook(app, pagename):
