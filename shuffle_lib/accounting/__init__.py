@@ -9,6 +9,11 @@ from shuffle_lib.accounting.approx_dp import (
     optimal_composition_delta,
     optimal_composition_epsilon,
 )
+from shuffle_lib.accounting.decomposition import (
+    neutral_clone_decomposition,
+    neutral_clone_delta,
+    shuffled_channel_delta,
+)
 from shuffle_lib.accounting.fdp import (
     approx_dp_tradeoff,
     gdp_compose,
@@ -102,6 +107,8 @@ __all__ = [
     "level_tagged_rr_epsilon",
     "liu23_epsilon",
     "local_epsilon_for_target",
+    "neutral_clone_decomposition",
+    "neutral_clone_delta",
     "optimal_composition_delta",
     "optimal_composition_epsilon",
     "personalized_clone_delta",
@@ -111,6 +118,7 @@ __all__ = [
     "renyi_divergence",
     "sample_clone_pair",
     "sample_personalized_reduction",
+    "shuffled_channel_delta",
     "shuffled_personalized_rr_delta",
     "shuffled_personalized_rr_epsilon",
     "shuffled_rr_exact_delta",
