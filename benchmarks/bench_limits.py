@@ -32,7 +32,15 @@ import pandas as pd
 from run import Benchmark
 
 from shuffle_lib import dsigma, inference, learning, permutations, plotting, randomizers, topdown
-from shuffle_lib.accounting import approx_dp, finite, high_precision, personalized, shuffle
+from shuffle_lib.accounting import (
+    approx_dp,
+    decomposition,
+    finite,
+    high_precision,
+    krr,
+    personalized,
+    shuffle,
+)
 from shuffle_lib.accounting._binomial import binomial_bulk
 from shuffle_lib.attacks import (
     MAX_CATEGORIES,
@@ -83,6 +91,8 @@ NOT_SIZE_LIMITS = {
     "ARRAY_MAX": "the shared ceiling on every array argument, above every per-function limit",
     "MAX_NOISE": "largest noise scale of synthetic_clusters (a value)",
     "DPS_MAX": "largest working precision of the 40-digit enumerations (digits, not a size)",
+    "KRR_K_MAX": "largest number of categories of shuffled k-RR (a value: no work grows with k)",
+    "KRR_EPS0_MAX": "largest local level of shuffled k-RR (a value)",
 }
 
 #: (function, constant) pairs whose code reads a limit that no call of that function can reach,
@@ -91,6 +101,9 @@ UNREACHED: dict[tuple[str, str], str] = {
     **{("shuffle_lib.attacks.predicted_distributions", name):
        "the calibrated model's limits (MAX_MODEL_CATEGORIES, MAX_MODEL_ENTRIES) are far smaller"
        for name in ("MAX_CATEGORIES", "MAX_TABLE_ENTRIES")},
+    **{(f"shuffle_lib.accounting.decomposition.{name}", "NEUTRAL_N_MAX"):
+       "checks alpha against eps0 only (n = 2), or has its own smaller limit (n <= 60)"
+       for name in ("neutral_clone_probabilities", "neutral_clone_enumerated")},
     **{(f"shuffle_lib.accounting.personalized.{name}", "N_MAX"):
        "users listed one by one (no counts): ARRAY_MAX refuses a list long before N_MAX"
        for name in ("gspa_mu", "gspa_epsilon", "liu23_epsilon", "personalized_clone_delta",
@@ -316,6 +329,21 @@ LIMITS: list[Limit] = [
           lambda: finite.channel_epsilon(
               randomizers.krr_channel(_PAIR_K, 1.0),
               [(a, b) for a in range(_PAIR_K) for b in range(_PAIR_K) if a != b])),
+    # ---------------------------------------------------------------- accounting.decomposition
+    Limit(decomposition.neutral_clone_delta, ("NEUTRAL_N_MAX",), "n = NEUTRAL_N_MAX",
+          lambda: decomposition.neutral_clone_delta(0.01, 1.0, decomposition.NEUTRAL_N_MAX, 0.2)),
+    Limit(decomposition.shuffled_channel_delta, ("ENUMERATION_MAX",),
+          "histograms x reports x outputs <= ENUMERATION_MAX (binary RR)",
+          lambda: decomposition.shuffled_channel_delta(
+              randomizers.krr_channel(2, 1.0), (0, 1),
+              [0] * (max(m for m in range(2, 2000)
+                         if (m + 1) * (m + 1) * 2 <= decomposition.ENUMERATION_MAX) - 1), 0.1)),
+    # ---------------------------------------------------------------- accounting.krr
+    Limit(krr.shuffled_krr_exact_delta, ("KRR_N_MAX",), "n = KRR_N_MAX, k = 3",
+          lambda: krr.shuffled_krr_exact_delta(1e-4, 0.5, krr.KRR_N_MAX, 3)),
+    Limit(krr.shuffled_krr_exact_epsilon, ("KRR_N_MAX",), "n = KRR_N_MAX, k = 3", budget=15.0,
+          promise="11 s at n = 10^8 (small k and eps0)",
+          call=lambda: krr.shuffled_krr_exact_epsilon(0.5, krr.KRR_N_MAX, 3, 1e-6)),
     # ---------------------------------------------------------------- accounting.shuffle
     Limit(shuffle.clone_reduction_delta, ("N_MAX",), "n = N_MAX",
           lambda: shuffle.clone_reduction_delta(1e-4, 1.0, N_MAX, math.exp(-1.0))),

@@ -32,6 +32,7 @@ from shuffle_lib.accounting.finite import (
     hockey_stick_divergence,
     renyi_divergence,
 )
+from shuffle_lib.accounting.krr import shuffled_krr_exact_delta, shuffled_krr_exact_epsilon
 from shuffle_lib.accounting.personalized import (
     clone_reduction_epsilon,
     gspa_epsilon,
@@ -119,6 +120,8 @@ __all__ = [
     "sample_clone_pair",
     "sample_personalized_reduction",
     "shuffled_channel_delta",
+    "shuffled_krr_exact_delta",
+    "shuffled_krr_exact_epsilon",
     "shuffled_personalized_rr_delta",
     "shuffled_personalized_rr_epsilon",
     "shuffled_rr_exact_delta",

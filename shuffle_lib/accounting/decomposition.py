@@ -36,8 +36,9 @@ from scipy.stats import binom
 from shuffle_lib._validation import check_epsilon, check_integer, check_real
 from shuffle_lib.accounting.finite import check_channel
 
-#: Most histograms :func:`shuffled_channel_delta` enumerates (``ValueError`` beyond).
-HISTOGRAM_MAX = 20_000
+#: Most work :func:`shuffled_channel_delta` takes on: histograms x reports x outputs
+#: (``ValueError`` beyond).
+ENUMERATION_MAX = 200_000
 #: Largest ``n`` of :func:`neutral_clone_delta` (its sums have about n^2 / 2 terms).
 NEUTRAL_N_MAX = 5_000
 #: Slack allowed when checking that a channel is eps0-LDP (rounding of its entries).
@@ -151,8 +152,10 @@ def shuffled_channel_delta(
 
     :math:`S_b` is the law of the multiset of reports when the target holds
     ``target_inputs[b]`` and the others hold ``others_inputs`` (row indices of ``channel``). Small
-    instances only: at most :data:`HISTOGRAM_MAX` histograms (``ValueError`` beyond, checked
-    before any work). Used to test the amplification bounds by exhaustive enumeration.
+    instances only: the number of histograms times the number of reports times the number of
+    outputs is at most :data:`ENUMERATION_MAX` (``ValueError`` beyond, checked before any work;
+    about two seconds at the limit). Used to test the amplification bounds by exhaustive
+    enumeration.
 
     >>> rr = [[0.75, 0.25], [0.25, 0.75]]
     >>> round(shuffled_channel_delta(rr, (0, 1), [0], 0.0), 6)  # 0.5625 - 0.1875
@@ -167,9 +170,10 @@ def shuffled_channel_delta(
     if others.ndim != 1 or not np.issubdtype(others.dtype, np.integer):
         raise TypeError(f"others_inputs must be a list of row indices, got {others_inputs!r:.80}")
     outputs, size = arr.shape[1], others.size + 1
-    if size > HISTOGRAM_MAX or math.comb(size + outputs - 1, outputs - 1) > HISTOGRAM_MAX:
-        raise ValueError(f"others_inputs: the histograms of {size} reports over {outputs} outputs "
-                         f"number more than HISTOGRAM_MAX = {HISTOGRAM_MAX}")
+    if size * outputs > ENUMERATION_MAX or (
+            math.comb(size + outputs - 1, outputs - 1) * size * outputs > ENUMERATION_MAX):
+        raise ValueError(f"others_inputs: enumerating the histograms of {size} reports over "
+                         f"{outputs} outputs is more work than ENUMERATION_MAX = {ENUMERATION_MAX}")
     if others.size and (others.min() < 0 or others.max() >= arr.shape[0]):
         raise ValueError(f"others_inputs must be row indices below {arr.shape[0]}, got {others}")
     histograms = _histograms(outputs, size)
@@ -289,7 +293,7 @@ def neutral_clone_enumerated(eps: float, eps0: float, n: int, alpha: float) -> f
 
 
 __all__ = [
-    "HISTOGRAM_MAX",
+    "ENUMERATION_MAX",
     "NEUTRAL_N_MAX",
     "neutral_clone_decomposition",
     "neutral_clone_delta",
