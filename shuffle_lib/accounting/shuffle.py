@@ -6,8 +6,9 @@ Upper bounds (every function returns an epsilon that is never below the true one
 - closed forms of Feldman, McMillan & Talwar (2021), as quoted in Canonne's blog post
   "Privacy Doona" (its equation 1), and the paper's Theorem 3.1;
 - the numerical "clone" bound: the exact hockey-stick divergence of the two clone distributions
-  of their reduction, and its stronger variant from the SODA 2023 follow-up (valid only for a
-  restricted class of randomizers, which includes randomized response);
+  of their reduction, and its stronger variant from the SODA 2023 follow-up (whose erratum
+  withdrew the general proof; :mod:`shuffle_lib.accounting.decomposition` proves it for every
+  randomizer);
 - older baselines: Erlingsson et al. (2019) and the privacy blanket of Balle et al. (2019).
 
 Lower bound: the exact privacy curve of shuffled binary randomized response on chosen datasets,
@@ -298,9 +299,9 @@ def sample_clone_pair(
 
 def clone_probability(eps0: float, variant: str = "fmt21") -> float:
     r"""Probability that another user's report is a clone of the target's:
-    :math:`e^{-\varepsilon_0}` for every :math:`\varepsilon_0`-LDP randomizer (``"fmt21"``), or
-    :math:`2/(e^{\varepsilon_0}+1)` for randomized response (``"stronger"``; see
-    :func:`clone_numerical_epsilon` for its restricted validity). Any finite ``eps0 >= 0``; past
+    :math:`e^{-\varepsilon_0}` (``"fmt21"``), or :math:`2/(e^{\varepsilon_0}+1)` (``"stronger"``);
+    both give bounds for every :math:`\varepsilon_0`-LDP randomizer (see
+    :func:`clone_numerical_epsilon` for the second's proof). Any finite ``eps0 >= 0``; past
     about 745 the probability underflows to 0, the safe side (fewer clones, less blanket).
 
     >>> round(clone_probability(1.0, "stronger"), 6)
@@ -333,9 +334,13 @@ def clone_numerical_epsilon(
     - ``variant="fmt21"``: clone probability :math:`q_c=e^{-\varepsilon_0}`, valid for every
       :math:`\varepsilon_0`-LDP randomizer (Feldman, McMillan & Talwar 2021).
     - ``variant="stronger"``: :math:`q_c=2/(e^{\varepsilon_0}+1)` (Feldman, McMillan & Talwar,
-      SODA 2023). That paper's erratum restricts its general theorems to a class of randomizers
-      that includes binary and k-ary randomized response; it is **not** a bound for every
-      :math:`\varepsilon_0`-LDP randomizer.
+      SODA 2023). That paper's erratum withdrew its proof for general randomizers and restricts
+      its theorems to a class that includes binary and k-ary randomized response. The bound
+      holds for **every** :math:`\varepsilon_0`-LDP randomizer (one randomizer for all users,
+      chosen in advance) by another route: the neutral-clone decomposition and the monotonicity
+      of its reduction, :mod:`shuffle_lib.accounting.decomposition`, whose tests check it by
+      exhaustive enumeration (Wang et al., PVLDB 2024, compute the same pair for a generic
+      randomizer).
 
     Returns :math:`\varepsilon_0` when no amplification can be certified (shuffling never hurts).
 
