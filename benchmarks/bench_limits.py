@@ -39,6 +39,7 @@ from shuffle_lib.accounting import (
     high_precision,
     krr,
     personalized,
+    rounds,
     shuffle,
 )
 from shuffle_lib.accounting._binomial import binomial_bulk
@@ -344,6 +345,15 @@ LIMITS: list[Limit] = [
     Limit(krr.shuffled_krr_exact_epsilon, ("KRR_N_MAX",), "n = KRR_N_MAX, k = 3", budget=15.0,
           promise="11 s at n = 10^8 (small k and eps0)",
           call=lambda: krr.shuffled_krr_exact_epsilon(0.5, krr.KRR_N_MAX, 3, 1e-6)),
+    # ---------------------------------------------------------------- accounting.rounds
+    Limit(rounds.stronger_clone_pld, ("PLD_CELLS_MAX",),
+          "cells near PLD_CELLS_MAX (n = 1e6, eps0 = 0.5)",
+          lambda: rounds.stronger_clone_pld(0.5, 10**6), budget=10.0,
+          promise="about 5 s at n = 10^6, eps0 = 0.5"),
+    Limit(rounds.shuffled_rounds_epsilon, ("ROUNDS_MAX",), "rounds = ROUNDS_MAX",
+          lambda: rounds.shuffled_rounds_epsilon(2.0, 1000, 1e-6, rounds.ROUNDS_MAX)),
+    Limit(rounds.shuffled_rr_rounds_floor, ("ROUNDS_MAX",), "rounds = ROUNDS_MAX",
+          lambda: rounds.shuffled_rr_rounds_floor(2.0, 1000, 1e-6, rounds.ROUNDS_MAX)),
     # ---------------------------------------------------------------- accounting.shuffle
     Limit(shuffle.clone_reduction_delta, ("N_MAX",), "n = N_MAX",
           lambda: shuffle.clone_reduction_delta(1e-4, 1.0, N_MAX, math.exp(-1.0))),

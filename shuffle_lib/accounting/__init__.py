@@ -48,6 +48,12 @@ from shuffle_lib.accounting.personalized import (
     shuffled_personalized_rr_delta,
     shuffled_personalized_rr_epsilon,
 )
+from shuffle_lib.accounting.rounds import (
+    shuffled_rounds_epsilon,
+    shuffled_rr_pld,
+    shuffled_rr_rounds_floor,
+    stronger_clone_pld,
+)
 from shuffle_lib.accounting.shuffle import (
     bbgn19_delta,
     bbgn19_epsilon,
@@ -124,8 +130,12 @@ __all__ = [
     "shuffled_krr_exact_epsilon",
     "shuffled_personalized_rr_delta",
     "shuffled_personalized_rr_epsilon",
+    "shuffled_rounds_epsilon",
     "shuffled_rr_exact_delta",
     "shuffled_rr_exact_epsilon",
+    "shuffled_rr_pld",
+    "shuffled_rr_rounds_floor",
+    "stronger_clone_pld",
     "tradeoff_chain",
     "tradeoff_from_distributions",
     "zcdp_compose",
