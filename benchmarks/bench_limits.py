@@ -333,6 +333,10 @@ LIMITS: list[Limit] = [
     # ---------------------------------------------------------------- accounting.decomposition
     Limit(decomposition.neutral_clone_delta, ("NEUTRAL_N_MAX",), "n = NEUTRAL_N_MAX",
           lambda: decomposition.neutral_clone_delta(0.01, 1.0, decomposition.NEUTRAL_N_MAX, 0.2)),
+    Limit(decomposition.neutral_clone_epsilon, ("NEUTRAL_N_MAX",), "n = NEUTRAL_N_MAX",
+          lambda: decomposition.neutral_clone_epsilon(4.0, decomposition.NEUTRAL_N_MAX, 1e-6,
+                                                      1 / (math.exp(4.0) + 9)), budget=10.0,
+          promise="about a dozen evaluations of neutral_clone_delta"),
     Limit(decomposition.shuffled_channel_delta, ("ENUMERATION_MAX",),
           "histograms x reports x outputs <= ENUMERATION_MAX (binary RR)",
           lambda: decomposition.shuffled_channel_delta(

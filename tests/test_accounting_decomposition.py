@@ -16,7 +16,11 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from shuffle_lib.accounting import clone_probability, clone_reduction_delta
+from shuffle_lib.accounting import (
+    clone_numerical_epsilon,
+    clone_probability,
+    clone_reduction_delta,
+)
 from shuffle_lib.accounting.decomposition import (
     neutral_clone_decomposition,
     neutral_clone_delta,
@@ -176,3 +180,22 @@ def test_type_probabilities_sum_to_one_and_match_the_stronger_clone() -> None:
         for f in (0.0, 0.5):
             probs = neutral_clone_probabilities(eps0, f / (p + 1))
             assert math.isclose(probs.sum(), 1.0, rel_tol=1e-12) and (probs >= 0).all()
+
+
+def test_the_epsilon_of_the_reduction_is_its_root_and_falls_with_alpha() -> None:
+    from shuffle_lib.accounting.decomposition import neutral_clone_epsilon
+
+    for eps0, n in ((1.0, 200), (3.0, 1000)):
+        p = math.exp(eps0)
+        previous = math.inf
+        for f in (1.0, 0.5, 0.1):
+            eps = neutral_clone_epsilon(eps0, n, 1e-6, f / (p + 1))
+            assert eps <= previous
+            previous = eps
+            assert neutral_clone_delta(eps, eps0, n, f / (p + 1)) <= 1e-6
+            if eps > 0:
+                assert neutral_clone_delta(eps * (1 - 1e-6), eps0, n, f / (p + 1)) > 1e-6
+        # at the largest alpha it is the certified stronger clone bound, up to its tolerance
+        top = neutral_clone_epsilon(eps0, n, 1e-6, 1 / (p + 1))
+        certified = float(clone_numerical_epsilon(eps0, n, 1e-6, "stronger"))
+        assert abs(top - certified) <= 1e-6 * certified

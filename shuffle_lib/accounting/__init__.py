@@ -12,6 +12,7 @@ from shuffle_lib.accounting.approx_dp import (
 from shuffle_lib.accounting.decomposition import (
     neutral_clone_decomposition,
     neutral_clone_delta,
+    neutral_clone_epsilon,
     shuffled_channel_delta,
 )
 from shuffle_lib.accounting.fdp import (
@@ -116,6 +117,7 @@ __all__ = [
     "local_epsilon_for_target",
     "neutral_clone_decomposition",
     "neutral_clone_delta",
+    "neutral_clone_epsilon",
     "optimal_composition_delta",
     "optimal_composition_epsilon",
     "personalized_clone_delta",

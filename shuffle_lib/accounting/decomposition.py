@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.optimize import brentq
 from scipy.special import gammaln
 from scipy.stats import binom
 
@@ -209,9 +210,11 @@ def neutral_clone_delta(eps: float, eps0: float, n: int, alpha: float) -> float:
         +p(1-e^\varepsilon)h_N\bigr)^+\bigr].
 
     At :math:`\alpha=1/(p+1)` it is the stronger clone pair (Feldman, McMillan & Talwar 2023) with
-    clone probability :math:`2/(p+1)`. Exact up to rounding (a sum of about :math:`n^2/2`
-    terms), not certified: a reference for :math:`2\le n\le` :data:`NEUTRAL_N_MAX`;
-    ``alpha`` in :math:`[0, 1/(p+1)]`.
+    clone probability :math:`2/(p+1)`. Exact up to rounding and the clone counts (and, given
+    one, head counts) whose probability is below 1e-300 (at most :math:`2(n+1)10^{-300}` in
+    all), not
+    certified: a reference for :math:`2\le n\le` :data:`NEUTRAL_N_MAX`; ``alpha`` in
+    :math:`[0, 1/(p+1)]`.
 
     >>> full = neutral_clone_delta(0.5, 2.0, 50, 1 / (math.exp(2.0) + 1))
     >>> half = neutral_clone_delta(0.5, 2.0, 50, 0.5 / (math.exp(2.0) + 1))
@@ -233,10 +236,14 @@ def neutral_clone_delta(eps: float, eps0: float, n: int, alpha: float) -> float:
     total = 0.0
     counts = np.arange(n_val + 1)
     clone_law = binom.pmf(counts, n_val, clone)
-    for c in counts[clone_law > 0]:
+    # terms with a probability below 1e-300 (clone counts, and head counts given one) add at
+    # most 2 (n + 1) 1e-300 in all: left out
+    for c in counts[clone_law >= 1e-300]:
         heads = np.arange(c + 1)
         head_law = np.exp(gammaln(c + 1) - gammaln(heads + 1) - gammaln(c - heads + 1)
                           - c * math.log(2))
+        bulk = head_law >= 1e-300
+        heads, head_law = heads[bulk], head_law[bulk]
         base = weight_a * heads + weight_b * (c - heads)  # value before the neutral clones
         rest = n_val - c
         if weight_n == 0 or q_neutral == 0:
@@ -251,6 +258,37 @@ def neutral_clone_delta(eps: float, eps0: float, n: int, alpha: float) -> float:
                              0.0)
         total += clone_law[c] * float(np.dot(head_law, np.maximum(inner, 0.0)))
     return float(total) / n_val
+
+
+def neutral_clone_epsilon(eps0: float, n: int, delta: float, alpha: float) -> float:
+    r"""The smallest :math:`\varepsilon` with :func:`neutral_clone_delta` :math:`\le\delta`: the
+    neutral-clone bound for a randomizer whose target pair is at total variation at most
+    :math:`\alpha(e^{\varepsilon_0}-1)` (e.g. :math:`\alpha=1/(e^{\varepsilon_0}+k-1)` for
+    k-ary randomized response). A root search on :math:`\ln G` to 1e-9 relative, then steps
+    up until :math:`G\le\delta` holds at the result; as :func:`neutral_clone_delta` is a
+    reference (not certified), so is this. Same ranges, and ``delta`` in (0, 1).
+
+    >>> top = neutral_clone_epsilon(2.0, 500, 1e-6, 1 / (math.exp(2.0) + 1))
+    >>> low = neutral_clone_epsilon(2.0, 500, 1e-6, 1 / (math.exp(2.0) + 9))
+    >>> 0 < low < top < 2.0
+    True
+    """
+    eps0_val, n_val, alpha_val = _check_neutral_arguments(eps0, n, alpha)
+    delta_val = float(check_real(delta, "delta", low=0.0, high=1.0, low_open=True,
+                                 high_open=True))
+
+    def excess(e: float) -> float:
+        value = neutral_clone_delta(e, eps0_val, n_val, alpha_val)
+        return (math.log(value) if value > 0 else -800.0) - math.log(delta_val)
+
+    if excess(0.0) <= 0:
+        return 0.0
+    root = brentq(excess, 0.0, eps0_val, xtol=1e-12, rtol=1e-9)
+    step = 1e-9 * max(root, 1e-300)
+    while excess(root) > 0:
+        root = min(root + step, eps0_val)
+        step *= 2
+    return root
 
 
 def neutral_clone_probabilities(eps0: float, alpha: float) -> np.ndarray:
@@ -298,6 +336,7 @@ __all__ = [
     "neutral_clone_decomposition",
     "neutral_clone_delta",
     "neutral_clone_enumerated",
+    "neutral_clone_epsilon",
     "neutral_clone_probabilities",
     "shuffled_channel_delta",
 ]
