@@ -268,8 +268,8 @@ def neutral_clone_epsilon(eps0: float, n: int, delta: float, alpha: float) -> fl
     up until :math:`G\le\delta` holds at the result; as :func:`neutral_clone_delta` is a
     reference (not certified), so is this. Same ranges, and ``delta`` in (0, 1).
 
-    >>> top = neutral_clone_epsilon(2.0, 500, 1e-6, 1 / (math.exp(2.0) + 1))
-    >>> low = neutral_clone_epsilon(2.0, 500, 1e-6, 1 / (math.exp(2.0) + 9))
+    >>> top = neutral_clone_epsilon(2.0, 100, 1e-3, 1 / (math.exp(2.0) + 1))
+    >>> low = neutral_clone_epsilon(2.0, 100, 1e-3, 1 / (math.exp(2.0) + 9))
     >>> 0 < low < top < 2.0
     True
     """

@@ -35,8 +35,8 @@ from shuffle_lib.accounting.shuffle import clone_numerical_epsilon, clone_probab
 PLD_CELLS_MAX = 60_000_000
 #: Largest number of rounds.
 ROUNDS_MAX = 10_000
-#: Widest privacy-loss grid step (the default step is finer when one round's epsilon is small).
-DISCRETIZATION = 1e-4
+#: Widest default privacy-loss grid step (the default is 0.1% of one round's epsilon).
+DISCRETIZATION = 1e-2
 #: Mass of each binomial law left out (added to the infinite loss for the upper bound).
 _TAIL = 1e-16
 
