@@ -593,7 +593,7 @@ def explore_amplification(
         "equation (1)": closed_form,
         "Theorem 3.1": theorem,
         "clone numerical (FMT21)": np.atleast_1d(fmt21_numerical_epsilon(level, n, target)),
-        "clone numerical (stronger, RR only)":
+        "clone numerical (stronger)":
             np.atleast_1d(clone_numerical_epsilon(level, n, target, "stronger")),
         "Erlingsson et al. 2019": erlingsson,
         "privacy blanket (generic)": np.atleast_1d(bbgn19_epsilon(level, n, target)),

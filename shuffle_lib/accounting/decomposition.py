@@ -71,7 +71,7 @@ def _channel_level(arr: np.ndarray) -> float:
 
 def neutral_clone_decomposition(
     channel: ArrayLike, eps0: float, pair: tuple[int, int] = (0, 1)
-) -> _NeutralCloneParts:
+) -> tuple[float, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r"""Split a finite :math:`\varepsilon_0`-LDP randomizer into clones of the two target rows,
     neutral clones and leftovers (module docstring): :math:`\alpha M_0=(R_0-R_1)^+/(p-1)`,
     :math:`\alpha M_1=(R_1-R_0)^+/(p-1)`, :math:`\nu N=R_0-p\alpha M_0-\alpha M_1`, and for each

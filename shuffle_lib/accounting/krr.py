@@ -203,9 +203,9 @@ def shuffled_krr_exact_delta(eps: float, eps0: float, n: int, k: int) -> float:
     bulk of :math:`S` (about :math:`60\sqrt{nw(1-w)}` counts): about 0.05 s at :math:`n=10^6`
     and 2 s at :math:`10^8` for small :math:`k`. Range: :math:`n\le 10^8`,
     :math:`2\le k\le 10^6`, :math:`\varepsilon_0\le 100`; ``ValueError`` beyond. At ``k=2`` it
-    equals :func:`shuffled_rr_exact_delta` with ``others_ones=0``. Source: the definitions
-    (k-RR: Kairouz, Bonawitz & Ramage 2016; the hockey-stick divergence of the sufficient
-    statistic's two laws).
+    equals :func:`~shuffle_lib.accounting.shuffle.shuffled_rr_exact_delta` with
+    ``others_ones=0``. Source: the definitions (k-RR: Kairouz, Bonawitz & Ramage 2016; the
+    hockey-stick divergence of the sufficient statistic's two laws).
 
     >>> from shuffle_lib.accounting.decomposition import shuffled_channel_delta
     >>> from shuffle_lib.randomizers import krr_channel

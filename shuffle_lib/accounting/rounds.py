@@ -6,7 +6,7 @@ Model: each round, every one of :math:`n` users sends one report from an
 multiset; the :math:`T` rounds may be chosen adaptively. A pair of distributions dominates a
 mechanism when every neighbouring pair's hockey-stick divergence is at most the pair's at every
 :math:`\varepsilon`; dominating pairs compose (the product of the pairs dominates the adaptive
-composition: Zhu, Dong & Wang, AISTATS 2022, Theorem 10), and a PLD with privacy losses rounded
+composition: Zhu, Dong & Wang, AISTATS 2022), and a PLD with privacy losses rounded
 **up** (the pessimistic estimate of Meiser & Mohammadi 2018, as ``dp-accounting`` implements it)
 dominates its pair.
 
