@@ -21,6 +21,7 @@ dominates its pair.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from dp_accounting.pld import pld_pmf
@@ -182,6 +183,18 @@ def shuffled_rr_pld(eps0: float, n: int, discretization: float | None = None
     return PrivacyLossDistribution(remove, add)
 
 
+def _composed_epsilon(build: Callable[..., PrivacyLossDistribution], eps0: float, n: int,
+                      delta: float, rounds: int, discretization: float | None) -> float:
+    """Epsilon at ``delta`` of ``rounds`` self-compositions of the PLD that ``build`` returns."""
+    delta_val = float(check_delta(delta, allow_zero=False))
+    if not 1e-15 <= delta_val < 0.5:
+        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
+    count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
+    pld = build(eps0, n, discretization)
+    composed = pld.self_compose(count) if count > 1 else pld
+    return float(composed.get_epsilon_for_delta(delta_val))
+
+
 def shuffled_rounds_epsilon(eps0: float, n: int, delta: float, rounds: int,
                             discretization: float | None = None) -> float:
     r"""Upper bound on the :math:`\varepsilon` of ``rounds`` shuffled rounds of any
@@ -193,13 +206,7 @@ def shuffled_rounds_epsilon(eps0: float, n: int, delta: float, rounds: int,
     >>> one < shuffled_rounds_epsilon(2.0, 1000, 1e-6, 10) < 10 * one
     True
     """
-    delta_val = float(check_delta(delta, allow_zero=False))
-    if not 1e-15 <= delta_val < 0.5:
-        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
-    count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
-    pld = stronger_clone_pld(eps0, n, discretization)
-    return float(pld.self_compose(count).get_epsilon_for_delta(delta_val)) if count > 1 else float(
-        pld.get_epsilon_for_delta(delta_val))
+    return _composed_epsilon(stronger_clone_pld, eps0, n, delta, rounds, discretization)
 
 
 def shuffled_rr_rounds_floor(eps0: float, n: int, delta: float, rounds: int,
@@ -212,13 +219,7 @@ def shuffled_rr_rounds_floor(eps0: float, n: int, delta: float, rounds: int,
     >>> shuffled_rr_rounds_floor(2.0, 1000, 1e-6, 10) < shuffled_rounds_epsilon(2.0, 1000, 1e-6, 10)
     True
     """
-    delta_val = float(check_delta(delta, allow_zero=False))
-    if not 1e-15 <= delta_val < 0.5:
-        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
-    count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
-    pld = shuffled_rr_pld(eps0, n, discretization)
-    composed = pld.self_compose(count) if count > 1 else pld
-    return float(composed.get_epsilon_for_delta(delta_val))
+    return _composed_epsilon(shuffled_rr_pld, eps0, n, delta, rounds, discretization)
 
 
 __all__ = [
