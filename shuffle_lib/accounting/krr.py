@@ -108,11 +108,16 @@ class _KrrCurve:
         self.s_counts, self.s_pmf, self.s_rtol = counts, s_pmf, s_rtol
         # t = s + 1 (target inside) and t = s (target outside) for every kept s
         self.t = np.union1d(counts, counts + 1)
-        index = {int(c): i for i, c in enumerate(counts)}
-        self.s_before = np.array([s_pmf[index[t - 1]] if t - 1 in index else 0.0 for t in self.t])
-        self.r_before = np.array([s_rtol[index[t - 1]] if t - 1 in index else 0.0 for t in self.t])
-        self.s_at = np.array([s_pmf[index[t]] if t in index else 0.0 for t in self.t])
-        self.r_at = np.array([s_rtol[index[t]] if t in index else 0.0 for t in self.t])
+        # P[S = t - 1] and P[S = t] (0 outside the kept bulk), looked up without a Python loop
+        order = np.argsort(counts)
+        kept = counts[order]
+
+        def at(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+            pos = np.minimum(np.searchsorted(kept, keys), kept.size - 1)
+            return np.where(kept[pos] == keys, values[order][pos], 0.0)
+
+        self.s_before, self.r_before = at(s_pmf, self.t - 1), at(s_rtol, self.t - 1)
+        self.s_at, self.r_at = at(s_pmf, self.t), at(s_rtol, self.t)
 
     def _threshold(self, log_gamma: float, upper: bool) -> np.ndarray:
         """Per t, the first y with P1(t, y) >= e^eps P0(t, y) (``upper``; t + 1: none), or the
