@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 from shuffle_lib.accounting import (
     advanced_composition,
@@ -17,10 +18,14 @@ from shuffle_lib.accounting import (
     shuffled_rr_exact_epsilon,
 )
 from shuffle_lib.accounting.rounds import (
+    RDP_ORDERS,
+    rdp_to_epsilon,
     shuffled_rounds_epsilon,
+    shuffled_rounds_rdp_epsilon,
     shuffled_rr_pld,
     shuffled_rr_rounds_floor,
     stronger_clone_pld,
+    stronger_clone_rdp,
 )
 
 CASES = [(1.0, 10**4), (4.0, 10**5), (8.0, 10**6)]
@@ -91,6 +96,65 @@ def test_many_rounds_beat_basic_and_advanced_composition(eps0: float, n: int) ->
             assert total <= 1e-6 * (1 + 1e-12) and upper <= advanced
 
 
+def _mp_rdp(eps0: float, n: int, alpha: float) -> mp.mpf:
+    """D_alpha of the stronger clone pair at 40 digits: every (c, x), no shortcut."""
+    with mp.workdps(40):
+        p = mp.e ** mp.mpf(eps0)
+        q, k = 2 / (p + 1), p / (p + 1)
+        total = mp.mpf(0)
+        for c in range(n):
+            w = mp.binomial(n - 1, c) * q**c * (1 - q) ** (n - 1 - c)
+            for x in range(c + 2):
+                a = mp.binomial(c, x - 1) / mp.mpf(2) ** c if x >= 1 else 0
+                b = mp.binomial(c, x) / mp.mpf(2) ** c if x <= c else 0
+                upper, lower = w * (k * a + (1 - k) * b), w * ((1 - k) * a + k * b)
+                total += upper**alpha * lower ** (1 - alpha)
+        return mp.log(total) / (alpha - 1)
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(0.5, 30), (3.0, 25)])
+def test_renyi_divergences_against_40_digits(eps0: float, n: int) -> None:
+    """Never below the exact Rényi divergence; above it by about the grid step at most."""
+    orders = np.array([1.5, 2.0, 8.0, 64.0])
+    got = stronger_clone_rdp(eps0, n, orders, discretization=1e-4)
+    for alpha, value in zip(orders, got, strict=True):
+        exact = _mp_rdp(eps0, n, float(alpha))
+        assert exact * (1 - mp.mpf(1e-12)) <= value <= exact + 2e-4, (alpha, value, exact)
+
+
+@pytest.mark.parametrize(("eps0", "n"), CASES)
+def test_renyi_accounting_is_valid_and_looser_than_the_pld(eps0: float, n: int) -> None:
+    """The divergences rise with the order and stay below eps0; the converted epsilon of T
+    rounds is at least the PLD bound and at most T eps0 (and falls as delta grows)."""
+    rdp = stronger_clone_rdp(eps0, n)
+    assert np.all(np.diff(rdp) >= -1e-12) and np.all((rdp > 0) & (rdp <= eps0))
+    for rounds in (1, 10, 100):
+        renyi = shuffled_rounds_rdp_epsilon(eps0, n, 1e-6, rounds)
+        assert shuffled_rounds_epsilon(eps0, n, 1e-6, rounds) <= renyi <= rounds * eps0
+        assert shuffled_rounds_rdp_epsilon(eps0, n, 1e-3, rounds) <= renyi
+
+
+def test_renyi_conversion_is_the_canonne_kamath_steinke_formula() -> None:
+    """At one order the conversion is the closed form; over many, the smallest of them; and an
+    (alpha, tau)-RDP Gaussian (tau = alpha / (2 sigma^2)) converts above its exact epsilon."""
+    sigma, delta = 4.0, 1e-6
+    taus = RDP_ORDERS / (2 * sigma**2)
+    per_order = taus + np.log1p(-1 / RDP_ORDERS) - (np.log(RDP_ORDERS) + math.log(delta)) / (
+        RDP_ORDERS - 1)
+    converted = rdp_to_epsilon(RDP_ORDERS, taus, delta)
+    assert converted == pytest.approx(per_order.min(), rel=1e-14)
+    # the Gaussian mechanism's exact epsilon at delta (Balle & Wang 2018), by bisection
+    def gaussian_delta(eps: float) -> float:
+        return float(norm.cdf(1 / (2 * sigma) - eps * sigma)
+                     - math.exp(eps) * norm.cdf(-1 / (2 * sigma) - eps * sigma))
+
+    low, high = 0.0, 10.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        low, high = (mid, high) if gaussian_delta(mid) > delta else (low, mid)
+    assert high <= converted <= 1.3 * high
+
+
 def test_refuses_what_is_outside_its_range() -> None:
     with pytest.raises(ValueError, match="rounds"):
         shuffled_rounds_epsilon(1.0, 100, 1e-6, 0)
@@ -100,3 +164,9 @@ def test_refuses_what_is_outside_its_range() -> None:
         stronger_clone_pld(0.01, 10**9)
     with pytest.raises(ValueError, match="delta"):
         shuffled_rr_rounds_floor(1.0, 100, 1e-20, 2)
+    with pytest.raises(ValueError, match="orders"):
+        stronger_clone_rdp(1.0, 100, np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="rdp"):
+        rdp_to_epsilon(np.array([2.0]), np.array([-0.1]), 1e-6)
+    with pytest.raises(ValueError, match="rounds"):
+        shuffled_rounds_rdp_epsilon(1.0, 100, 1e-6, 0)

@@ -50,10 +50,13 @@ from shuffle_lib.accounting.personalized import (
     shuffled_personalized_rr_epsilon,
 )
 from shuffle_lib.accounting.rounds import (
+    rdp_to_epsilon,
     shuffled_rounds_epsilon,
+    shuffled_rounds_rdp_epsilon,
     shuffled_rr_pld,
     shuffled_rr_rounds_floor,
     stronger_clone_pld,
+    stronger_clone_rdp,
 )
 from shuffle_lib.accounting.shuffle import (
     bbgn19_delta,
@@ -124,6 +127,7 @@ __all__ = [
     "personalized_laplace_epsilon",
     "personalized_numerical_epsilon",
     "poisson_binomial_pmf",
+    "rdp_to_epsilon",
     "renyi_divergence",
     "sample_clone_pair",
     "sample_personalized_reduction",
@@ -133,11 +137,13 @@ __all__ = [
     "shuffled_personalized_rr_delta",
     "shuffled_personalized_rr_epsilon",
     "shuffled_rounds_epsilon",
+    "shuffled_rounds_rdp_epsilon",
     "shuffled_rr_exact_delta",
     "shuffled_rr_exact_epsilon",
     "shuffled_rr_pld",
     "shuffled_rr_rounds_floor",
     "stronger_clone_pld",
+    "stronger_clone_rdp",
     "tradeoff_chain",
     "tradeoff_from_distributions",
     "zcdp_compose",

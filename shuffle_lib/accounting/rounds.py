@@ -16,6 +16,8 @@ dominates its pair.
 - Floor: shuffled binary randomized response on one dataset (every other user holds 0), as an
   optimistic PLD (losses rounded down, truncated mass dropped): :math:`T` rounds of it cannot be
   more private than its composed curve, and neither can any general bound.
+- For comparison, Rényi accounting of the same pair (:func:`stronger_clone_rdp`,
+  :func:`rdp_to_epsilon`): valid, but looser than the PLD.
 """
 
 from __future__ import annotations
@@ -26,9 +28,15 @@ from collections.abc import Callable
 import numpy as np
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-from scipy.special import expit
+from scipy.special import expit, logsumexp
 
-from shuffle_lib._validation import check_delta, check_epsilon, check_integer, check_real
+from shuffle_lib._validation import (
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_real,
+)
 from shuffle_lib.accounting._binomial import binomial_bulk, binomial_pmf
 from shuffle_lib.accounting.shuffle import clone_numerical_epsilon, clone_probability
 
@@ -38,6 +46,8 @@ PLD_CELLS_MAX = 60_000_000
 ROUNDS_MAX = 10_000
 #: Widest default privacy-loss grid step (the default is 0.1% of one round's epsilon).
 DISCRETIZATION = 1e-2
+#: Rényi orders of :func:`stronger_clone_rdp` by default: 1 + 1e-3 to 1 + 1e3, geometric.
+RDP_ORDERS = 1 + np.geomspace(1e-3, 1e3, 121)
 #: Mass of each binomial law left out (added to the infinite loss for the upper bound).
 _TAIL = 1e-16
 
@@ -84,28 +94,11 @@ def _pmf(parts: list[tuple[int, np.ndarray]], step: float, infinity: float,
     return pld_pmf.create_pmf(table, step, infinity, pessimistic)
 
 
-def stronger_clone_pld(eps0: float, n: int, discretization: float | None = None
-                       ) -> PrivacyLossDistribution:
-    r"""Pessimistic PLD of the stronger clone pair for :math:`n` users: with
-    :math:`C\sim\mathrm{Bin}(n-1,q_c)`, :math:`q_c=2/(e^{\varepsilon_0}+1)`,
-    :math:`A\sim\mathrm{Bin}(C,1/2)`, :math:`B\sim\mathrm{Bern}(k)`, :math:`k=e^{\varepsilon_0}/
-    (e^{\varepsilon_0}+1)`, the pair :math:`P=(C, A+B)`, :math:`Q=(C, A+1-B)` (symmetric), whose
-    privacy loss at :math:`(c,x)` is :math:`\ln\frac{kr+1-k}{(1-k)r+k}`,
-    :math:`r=x/(c-x+1)`. Every cell of the bulk of :math:`C` and of :math:`A` (nine standard
-    deviations) is enumerated (Boost at the centre of each count, ratios outwards), its loss
-    rounded up to the grid; the mass left out (about 2e-16 per law, plus rounding) goes to the
-    infinite loss. It dominates one shuffled round of any
-    :math:`\varepsilon_0`-LDP randomizer (Feldman, McMillan & Talwar 2023; the proof for every
-    randomizer is :mod:`shuffle_lib.accounting.decomposition`'s). ``eps0`` in (0, 30],
-    ``n`` up to 1e9 while the cells number at most :data:`PLD_CELLS_MAX` (``ValueError``
-    beyond, before any work), ``discretization`` in [1e-7, 0.1] or ``None`` (0.1% of one round's
-    epsilon at delta = 1e-6, between 1e-6 and :data:`DISCRETIZATION`).
-
-    >>> pld = stronger_clone_pld(2.0, 1000)
-    >>> 0 < pld.get_epsilon_for_delta(1e-6) < 2.0
-    True
-    """
-    eps0_val, n_val, step = _check(eps0, n, discretization)
+def _clone_parts(eps0_val: float, n_val: int, step: float
+                 ) -> tuple[list[tuple[int, np.ndarray]], float]:
+    """The stronger clone pair's cells, losses rounded up to the grid and binned (see
+    :func:`stronger_clone_pld`): the binned parts, and the mass left out (every true loss of
+    the pair is at most eps0)."""
     q = clone_probability(eps0_val, "stronger")
     low, high, lost = binomial_bulk(n_val - 1, q, _TAIL)
     half = _window(high)
@@ -147,8 +140,35 @@ def stronger_clone_pld(eps0: float, n: int, discretization: float | None = None
         used = mass > 0
         parts.append(_binned(loss[used], mass[used], step, True))
         dropped += float(w.sum() - mass.sum())
-    infinity = max(dropped, 0.0) + 1e-15  # the window's and the tails' mass, and rounding
-    return PrivacyLossDistribution(_pmf(parts, step, min(infinity, 1.0), True))
+    return parts, min(max(dropped, 0.0) + 1e-15, 1.0)  # the window's and tails' mass, rounding
+
+
+
+
+def stronger_clone_pld(eps0: float, n: int, discretization: float | None = None
+                       ) -> PrivacyLossDistribution:
+    r"""Pessimistic PLD of the stronger clone pair for :math:`n` users: with
+    :math:`C\sim\mathrm{Bin}(n-1,q_c)`, :math:`q_c=2/(e^{\varepsilon_0}+1)`,
+    :math:`A\sim\mathrm{Bin}(C,1/2)`, :math:`B\sim\mathrm{Bern}(k)`, :math:`k=e^{\varepsilon_0}/
+    (e^{\varepsilon_0}+1)`, the pair :math:`P=(C, A+B)`, :math:`Q=(C, A+1-B)` (symmetric), whose
+    privacy loss at :math:`(c,x)` is :math:`\ln\frac{kr+1-k}{(1-k)r+k}`,
+    :math:`r=x/(c-x+1)`. Every cell of the bulk of :math:`C` and of :math:`A` (nine standard
+    deviations) is enumerated (Boost at the centre of each count, ratios outwards), its loss
+    rounded up to the grid; the mass left out (about 2e-16 per law, plus rounding) goes to the
+    infinite loss. It dominates one shuffled round of any
+    :math:`\varepsilon_0`-LDP randomizer (Feldman, McMillan & Talwar 2023; the proof for every
+    randomizer is :mod:`shuffle_lib.accounting.decomposition`'s). ``eps0`` in (0, 30],
+    ``n`` up to 1e9 while the cells number at most :data:`PLD_CELLS_MAX` (``ValueError``
+    beyond, before any work), ``discretization`` in [1e-7, 0.1] or ``None`` (0.1% of one round's
+    epsilon at delta = 1e-6, between 1e-6 and :data:`DISCRETIZATION`).
+
+    >>> pld = stronger_clone_pld(2.0, 1000)
+    >>> 0 < pld.get_epsilon_for_delta(1e-6) < 2.0
+    True
+    """
+    eps0_val, n_val, step = _check(eps0, n, discretization)
+    parts, infinity = _clone_parts(eps0_val, n_val, step)
+    return PrivacyLossDistribution(_pmf(parts, step, infinity, True))
 
 
 def shuffled_rr_pld(eps0: float, n: int, discretization: float | None = None
@@ -222,12 +242,106 @@ def shuffled_rr_rounds_floor(eps0: float, n: int, delta: float, rounds: int,
     return _composed_epsilon(shuffled_rr_pld, eps0, n, delta, rounds, discretization)
 
 
+def stronger_clone_rdp(eps0: float, n: int, orders: np.ndarray | None = None,
+                       discretization: float | None = None) -> np.ndarray:
+    r"""Upper bounds on the Rényi divergences :math:`D_\alpha(P\|Q)` of the stronger clone pair
+    (:func:`stronger_clone_pld`; the pair is symmetric, so also :math:`D_\alpha(Q\|P)`), one per
+    order :math:`\alpha>1`:
+
+    .. math::
+        D_\alpha(P\|Q) = \frac{1}{\alpha-1}\ln E_P\bigl[e^{(\alpha-1)L}\bigr],
+
+    :math:`L` the privacy loss, computed from the same cells as the PLD, losses rounded **up**
+    to the grid and the mass left out counted at the largest loss :math:`\varepsilon_0`
+    (log-sum-exp). A dominating pair bounds every f-divergence, so one shuffled round of any
+    :math:`\varepsilon_0`-LDP randomizer is :math:`(\alpha, D_\alpha)`-RDP and
+    :math:`T` rounds are :math:`(\alpha, T D_\alpha)`-RDP (Mironov 2017, Proposition 1).
+    ``orders`` > 1 (default :data:`RDP_ORDERS`, at most 10,000 of them, each at most 1e6);
+    other ranges as :func:`stronger_clone_pld`.
+
+    >>> rdp = stronger_clone_rdp(2.0, 1000, np.array([2.0, 8.0]))
+    >>> bool(0 < rdp[0] < rdp[1] < 2.0)
+    True
+    """
+    eps0_val, n_val, step = _check(eps0, n, discretization)
+    alphas = _check_orders(orders)
+    parts, infinity = _clone_parts(eps0_val, n_val, step)
+    logs = [np.log(infinity) + (alphas - 1) * eps0_val]
+    for first, sums in parts:
+        kept = np.nonzero(sums > 0)[0]
+        loss = (first + kept) * step
+        # one log-sum-exp per order over this part's grid points
+        exponent = np.log(sums[kept])[None, :] + (alphas - 1)[:, None] * loss[None, :]
+        logs.append(logsumexp(exponent, axis=1))
+    return logsumexp(np.vstack(logs), axis=0) / (alphas - 1)
+
+
+def _check_orders(orders: np.ndarray | None) -> np.ndarray:
+    if orders is None:
+        return RDP_ORDERS
+    alphas = check_array(orders, "orders", ndim=1, low=1.0, high=1e6)
+    if alphas.size > 10_000 or np.any(alphas == 1):
+        raise ValueError(f"orders must hold at most 10,000 orders above 1, got {alphas.size} "
+                         f"with minimum {alphas.min()!r}")
+    return alphas
+
+
+def rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
+    r"""The smallest :math:`\varepsilon` over the orders of the conversion of Canonne, Kamath &
+    Steinke (2020, Proposition 12): an :math:`(\alpha,\tau)`-RDP mechanism is
+    :math:`(\varepsilon,\delta)`-DP with
+
+    .. math::
+        \varepsilon = \tau + \ln\frac{\alpha-1}{\alpha} - \frac{\ln\alpha+\ln\delta}{\alpha-1},
+
+    floored at 0. ``orders`` > 1 and ``rdp`` >= 0 of the same length, ``delta`` in (0, 1).
+
+    >>> eps = rdp_to_epsilon(np.array([2.0]), np.array([0.5]), 1e-6)
+    >>> bool(abs(eps - (0.5 - 2 * math.log(2) - math.log(1e-6))) < 1e-12)
+    True
+    """
+    alphas = _check_orders(orders)
+    taus = check_array(rdp, "rdp", ndim=1, low=0.0)
+    if taus.shape != alphas.shape:
+        raise ValueError(f"rdp must hold one value per order: {taus.size} values, "
+                         f"{alphas.size} orders")
+    delta_val = float(check_delta(delta, allow_zero=False))
+    if delta_val >= 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    eps = taus + np.log1p(-1 / alphas) - (np.log(alphas) + math.log(delta_val)) / (alphas - 1)
+    return float(max(np.min(eps), 0.0))
+
+
+def shuffled_rounds_rdp_epsilon(eps0: float, n: int, delta: float, rounds: int,
+                                orders: np.ndarray | None = None) -> float:
+    r"""Rényi accounting of ``rounds`` shuffled rounds of any :math:`\varepsilon_0`-LDP
+    randomizer: :math:`T` times :func:`stronger_clone_rdp`, converted by
+    :func:`rdp_to_epsilon` at ``delta``. An upper bound, looser than
+    :func:`shuffled_rounds_epsilon` (the conversion loses what the PLD keeps); shown for
+    comparison. Ranges as :func:`shuffled_rounds_epsilon`.
+
+    >>> pld = shuffled_rounds_epsilon(2.0, 1000, 1e-6, 10)
+    >>> pld < shuffled_rounds_rdp_epsilon(2.0, 1000, 1e-6, 10)
+    True
+    """
+    delta_val = float(check_delta(delta, allow_zero=False))
+    if not 1e-15 <= delta_val < 0.5:
+        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
+    count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
+    alphas = _check_orders(orders)
+    return rdp_to_epsilon(alphas, count * stronger_clone_rdp(eps0, n, alphas), delta_val)
+
+
 __all__ = [
     "DISCRETIZATION",
     "PLD_CELLS_MAX",
+    "RDP_ORDERS",
     "ROUNDS_MAX",
+    "rdp_to_epsilon",
     "shuffled_rounds_epsilon",
+    "shuffled_rounds_rdp_epsilon",
     "shuffled_rr_pld",
     "shuffled_rr_rounds_floor",
     "stronger_clone_pld",
+    "stronger_clone_rdp",
 ]
