@@ -96,6 +96,16 @@ def test_many_rounds_beat_basic_and_advanced_composition(eps0: float, n: int) ->
             assert total <= 1e-6 * (1 + 1e-12) and upper <= advanced
 
 
+def test_floor_stays_finite_where_the_direct_search_gives_infinity() -> None:
+    """At n = 1e3, eps0 = 8, 100 rounds dp-accounting's search returns infinity for the floor;
+    the bisection on delta gives a finite floor, on its safe side, below the upper bound."""
+    composed = shuffled_rr_pld(8.0, 1000).self_compose(100)
+    floor = shuffled_rr_rounds_floor(8.0, 1000, 1e-6, 100)
+    assert math.isfinite(floor) and floor <= shuffled_rounds_epsilon(8.0, 1000, 1e-6, 100)
+    assert composed.get_delta_for_epsilon(floor) > 1e-6
+    assert composed.get_delta_for_epsilon(floor * (1 + 1e-8)) <= 1e-6
+
+
 def _mp_rdp(eps0: float, n: int, alpha: float) -> mp.mpf:
     """D_alpha of the stronger clone pair at 40 digits: every (c, x), no shortcut."""
     with mp.workdps(40):

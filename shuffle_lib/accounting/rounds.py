@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 
 from shuffle_lib._validation import (
@@ -203,6 +205,26 @@ def shuffled_rr_pld(eps0: float, n: int, discretization: float | None = None
     return PrivacyLossDistribution(remove, add)
 
 
+def _epsilon(pld: PrivacyLossDistribution, delta: float, upper: bool = True) -> float:
+    """``pld``'s epsilon at ``delta``. dp-accounting's direct search can return infinity where
+    delta lies below the mass of the largest finite loss (seen for the floor at n = 1e3,
+    eps0 = 8, 100 rounds); then the epsilon is found by bisection on its delta, which is
+    non-increasing in epsilon, ending on the safe side: the upper end for an ``upper`` bound,
+    the lower end for a floor. Its overflow warning on the way is noise."""
+    with np.errstate(over="ignore", divide="ignore"):
+        value = float(pld.get_epsilon_for_delta(delta))
+        if math.isfinite(value) or pld.get_delta_for_epsilon(math.inf) > delta:
+            return value
+        low, high = 0.0, 1.0
+        while pld.get_delta_for_epsilon(high) > delta:
+            low, high = high, 2 * high
+        while high - low > 1e-9 * high:
+            middle = (low + high) / 2
+            low, high = (middle, high) if pld.get_delta_for_epsilon(middle) > delta else (low,
+                                                                                      middle)
+    return high if upper else low
+
+
 def _composed_epsilon(build: Callable[..., PrivacyLossDistribution], eps0: float, n: int,
                       delta: float, rounds: int, discretization: float | None) -> float:
     """Epsilon at ``delta`` of ``rounds`` self-compositions of the PLD that ``build`` returns."""
@@ -211,8 +233,8 @@ def _composed_epsilon(build: Callable[..., PrivacyLossDistribution], eps0: float
         raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
     count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
     pld = build(eps0, n, discretization)
-    composed = pld.self_compose(count) if count > 1 else pld
-    return float(composed.get_epsilon_for_delta(delta_val))
+    return _epsilon(pld.self_compose(count) if count > 1 else pld, delta_val,
+                    upper=build is stronger_clone_pld)
 
 
 def shuffled_rounds_epsilon(eps0: float, n: int, delta: float, rounds: int,
@@ -332,12 +354,105 @@ def shuffled_rounds_rdp_epsilon(eps0: float, n: int, delta: float, rounds: int,
     return rdp_to_epsilon(alphas, count * stronger_clone_rdp(eps0, n, alphas), delta_val)
 
 
+#: Largest number of (eps0, n) pairs of one :func:`rounds_table` (each builds two PLDs).
+TABLE_PAIRS_MAX = 16
+#: Largest number of rounds values of one :func:`rounds_table`.
+TABLE_ROUNDS_MAX = 12
+#: Largest n of one :func:`rounds_table` (about 8 s a pair at 1e6, eps0 = 1, 12 rounds values).
+TABLE_N_MAX = 10**6
+
+
+@dataclass(frozen=True)
+class RoundsTable:
+    """Composed epsilons on a grid: ``upper[i, j, t]`` and ``floor[i, j, t]`` at ``eps0[i]``,
+    ``n[j]``, ``rounds[t]`` and ``delta``. Built by :func:`rounds_table`; every field is
+    checked on construction (``TypeError``/``ValueError`` naming it): increasing 1-D grids
+    (``eps0`` in (0, 30], integer ``n`` >= 2 and ``rounds`` >= 1), ``delta`` in (0, 1), and
+    ``upper`` and ``floor`` finite, non-negative, of shape ``(eps0, n, rounds)``.
+
+    >>> table = RoundsTable([1.0], [100], [1], 1e-6, [[[0.5]]], [[[0.4]]])
+    >>> table.upper.shape
+    (1, 1, 1)
+    """
+
+    eps0: np.ndarray
+    n: np.ndarray
+    rounds: np.ndarray
+    delta: float
+    upper: np.ndarray
+    floor: np.ndarray
+
+    def __post_init__(self) -> None:
+        grids = {"eps0": check_array(self.eps0, "eps0", ndim=1, low=0.0, high=30.0),
+                 "n": check_array(self.n, "n", ndim=1, integer=True, low=2),
+                 "rounds": check_array(self.rounds, "rounds", ndim=1, integer=True, low=1)}
+        for name, grid in grids.items():
+            if np.any(np.diff(grid) <= 0) or (name == "eps0" and grid[0] == 0):
+                raise ValueError(f"{name} must be increasing (and eps0 positive), got "
+                                 f"{grid.tolist()!r:.80}")
+            object.__setattr__(self, name, grid)
+        delta_val = float(check_delta(self.delta, allow_zero=False))
+        if delta_val >= 1:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
+        object.__setattr__(self, "delta", delta_val)
+        shape = tuple(grid.size for grid in grids.values())
+        for name in ("upper", "floor"):
+            values = check_array(getattr(self, name), name, ndim=3, low=0.0)
+            if values.shape != shape:
+                raise ValueError(f"{name} must have shape {shape}, got {values.shape}")
+            object.__setattr__(self, name, values)
+
+
+def rounds_table(eps0_values: ArrayLike, n_values: ArrayLike, rounds_values: ArrayLike,
+                 delta: float = 1e-6) -> RoundsTable:
+    r"""The upper bound (:func:`shuffled_rounds_epsilon`) and the shuffled-RR floor
+    (:func:`shuffled_rr_rounds_floor`) of :math:`T` rounds for every combination of the given
+    local levels, population sizes and numbers of rounds, each PLD built once per
+    :math:`(\varepsilon_0, n)` and composed once per :math:`T` (default grid steps): the data
+    of an explorer, computed before it draws. At most :data:`TABLE_PAIRS_MAX` pairs,
+    :data:`TABLE_ROUNDS_MAX` rounds values and :math:`n\le` :data:`TABLE_N_MAX`
+    (``ValueError`` before any work); other ranges as :func:`shuffled_rounds_epsilon`.
+
+    >>> table = rounds_table([2.0], [1000], [1, 10])
+    >>> bool(table.floor[0, 0, 1] < table.upper[0, 0, 1])
+    True
+    """
+    levels = np.unique(check_array(eps0_values, "eps0_values", ndim=1, low=0.0, high=30.0))
+    sizes = np.unique(check_array(n_values, "n_values", ndim=1, integer=True, low=2,
+                                  high=TABLE_N_MAX))
+    counts = np.unique(check_array(rounds_values, "rounds_values", ndim=1, integer=True, low=1,
+                                   high=ROUNDS_MAX))
+    if levels.size * sizes.size > TABLE_PAIRS_MAX or counts.size > TABLE_ROUNDS_MAX:
+        raise ValueError(f"rounds_table takes at most {TABLE_PAIRS_MAX} (eps0, n) pairs and "
+                         f"{TABLE_ROUNDS_MAX} rounds values, got {levels.size * sizes.size} and "
+                         f"{counts.size}")
+    if np.any(levels == 0):
+        raise ValueError("eps0_values must be positive")
+    delta_val = float(check_delta(delta, allow_zero=False))
+    if not 1e-15 <= delta_val < 0.5:
+        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
+    shape = (levels.size, sizes.size, counts.size)
+    upper, floor = np.empty(shape), np.empty(shape)
+    for i, level in enumerate(levels):
+        for j, size in enumerate(sizes):
+            for out, build in ((upper, stronger_clone_pld), (floor, shuffled_rr_pld)):
+                pld = build(float(level), int(size))
+                out[i, j] = [_epsilon(pld.self_compose(int(t)) if t > 1 else pld, delta_val,
+                                      upper=build is stronger_clone_pld) for t in counts]
+    return RoundsTable(levels, sizes, counts, delta_val, upper, floor)
+
+
 __all__ = [
     "DISCRETIZATION",
     "PLD_CELLS_MAX",
     "RDP_ORDERS",
     "ROUNDS_MAX",
+    "TABLE_N_MAX",
+    "TABLE_PAIRS_MAX",
+    "TABLE_ROUNDS_MAX",
+    "RoundsTable",
     "rdp_to_epsilon",
+    "rounds_table",
     "shuffled_rounds_epsilon",
     "shuffled_rounds_rdp_epsilon",
     "shuffled_rr_pld",
