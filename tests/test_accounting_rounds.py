@@ -15,11 +15,13 @@ from shuffle_lib.accounting import (
     advanced_composition,
     clone_numerical_epsilon,
     clone_probability,
+    local_epsilon_for_target,
     shuffled_rr_exact_epsilon,
 )
 from shuffle_lib.accounting.rounds import (
     RDP_ORDERS,
     rdp_to_epsilon,
+    rounds_local_epsilon,
     shuffled_rounds_epsilon,
     shuffled_rounds_rdp_epsilon,
     shuffled_rr_pld,
@@ -106,6 +108,18 @@ def test_floor_stays_finite_where_the_direct_search_gives_infinity() -> None:
     assert composed.get_delta_for_epsilon(floor * (1 + 1e-8)) <= 1e-6
 
 
+@pytest.mark.parametrize(("n", "rounds"), [(10**4, 10), (10**5, 100)])
+def test_local_level_for_many_rounds_is_certified_and_nearly_largest(n: int, rounds: int) -> None:
+    """The level returned is certified for the total budget, 0.2% more is not, and it is above
+    the level that basic composition of the one-round certified bound allows."""
+    level = rounds_local_epsilon(1.0, n, 1e-6, rounds)
+    assert shuffled_rounds_epsilon(level, n, 1e-6, rounds) <= 1.0
+    assert shuffled_rounds_epsilon(level * 1.002, n, 1e-6, rounds) > 1.0
+    basic = local_epsilon_for_target(1.0 / rounds, n, 1e-6 / rounds, "stronger")
+    assert level > basic
+    assert rounds_local_epsilon(1.0, 100, 1e-6, 1, eps0_max=0.5) == 0.5  # the cap is certified
+
+
 def _mp_rdp(eps0: float, n: int, alpha: float) -> mp.mpf:
     """D_alpha of the stronger clone pair at 40 digits: every (c, x), no shortcut."""
     with mp.workdps(40):
@@ -180,3 +194,7 @@ def test_refuses_what_is_outside_its_range() -> None:
         rdp_to_epsilon(np.array([2.0]), np.array([-0.1]), 1e-6)
     with pytest.raises(ValueError, match="rounds"):
         shuffled_rounds_rdp_epsilon(1.0, 100, 1e-6, 0)
+    with pytest.raises(ValueError, match="eps"):
+        rounds_local_epsilon(0.0, 100, 1e-6, 2)
+    with pytest.raises(ValueError, match="eps0_max"):
+        rounds_local_epsilon(1.0, 100, 1e-6, 2, eps0_max=31.0)

@@ -32,6 +32,7 @@ from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 
+from shuffle_lib._numerics import bisect
 from shuffle_lib._validation import (
     check_array,
     check_delta,
@@ -354,6 +355,37 @@ def shuffled_rounds_rdp_epsilon(eps0: float, n: int, delta: float, rounds: int,
     return rdp_to_epsilon(alphas, count * stronger_clone_rdp(eps0, n, alphas), delta_val)
 
 
+def rounds_local_epsilon(eps: float, n: int, delta: float, rounds: int,
+                         eps0_max: float = 30.0) -> float:
+    r"""Largest local level :math:`\varepsilon_0` (to 0.1%, rounded down) at which ``rounds``
+    shuffled rounds of any :math:`\varepsilon_0`-LDP randomizer are certified
+    :math:`(\varepsilon,\delta)`-DP by :func:`shuffled_rounds_epsilon`: the per-round level of a
+    repeated collection under one total budget. The search starts from :math:`\varepsilon/T`
+    (each round is then :math:`\varepsilon/T`-DP even unshuffled), halved until certified, and
+    bisects up to ``eps0_max`` (at most 30); every level returned has been certified. Each step
+    builds and composes one PLD (about 0.1-1 s below :math:`n=10^6`). ``eps`` > 0; other ranges as
+    :func:`shuffled_rounds_epsilon`.
+
+    >>> e0 = rounds_local_epsilon(1.0, 10_000, 1e-6, 10)
+    >>> bool(0.1 < e0 and shuffled_rounds_epsilon(e0, 10_000, 1e-6, 10) <= 1.0)
+    True
+    """
+    eps_val = float(check_epsilon(eps, positive=True))
+    count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
+    top = check_real(eps0_max, "eps0_max", low=0.0, low_open=True, high=30.0)
+
+    def too_large(e0: float) -> bool:
+        return shuffled_rounds_epsilon(e0, n, delta, count) > eps_val
+
+    if not too_large(top):
+        return top
+    low = min(eps_val / count, top)
+    while too_large(low):  # the PLD's rounding up can cost a little at the pure level itself
+        low /= 2
+    low, _ = bisect(too_large, low, top, 1e-3)
+    return low
+
+
 #: Largest number of (eps0, n) pairs of one :func:`rounds_table` (each builds two PLDs).
 TABLE_PAIRS_MAX = 16
 #: Largest number of rounds values of one :func:`rounds_table`.
@@ -452,6 +484,7 @@ __all__ = [
     "TABLE_ROUNDS_MAX",
     "RoundsTable",
     "rdp_to_epsilon",
+    "rounds_local_epsilon",
     "rounds_table",
     "shuffled_rounds_epsilon",
     "shuffled_rounds_rdp_epsilon",
