@@ -103,9 +103,10 @@ def test_third_value_against_enumerating_every_histogram(k: int) -> None:
 @pytest.mark.parametrize("eps0", [1e-6, 0.3, 2.0, 9.0, 40.0, 100.0])
 @pytest.mark.parametrize("k", [3, 7, 10**6])
 def test_third_value_parameters_are_a_post_processing(eps0: float, k: int) -> None:
-    """The rounded (w, w_o, f) are exactly the laws after a per-report post-processing of the
-    merged k-RR: with u = 1/(p + k - 1), keeping a report in the pair with probability A <= 1
-    and moving an outside report in (uniformly) with probability sigma >= 0 must give w and w_o,
+    """The rounded (w, w_o, f) are the laws after a per-report post-processing of the merged k-RR
+    (up to the rounding of 1 - w, covered by the floor's error bars): with u = 1/(p + k - 1),
+    keeping a report in the pair with probability A <= 1 and moving an outside report in
+    (uniformly) with probability sigma >= 0 must give w and w_o,
     and the target's x^1 share s after that must not exceed f <= 1/2 (an extra flip closes the
     gap). Checked at 40 digits on the floats the floor uses."""
     curve = krr._KrrCurve(eps0, 10, k, "third")
@@ -113,10 +114,11 @@ def test_third_value_parameters_are_a_post_processing(eps0: float, k: int) -> No
         p = mp.e ** mp.mpf(eps0)
         u = 1 / (p + k - 1)
         w_t, w_o, f = mp.mpf(curve.inside), mp.mpf(curve.others_inside), mp.mpf(curve.flip)
-        # (p + 1) u A + (k - 2) u sigma = w_t and 2 u A + (p + k - 2) u sigma = w_o
-        det = (p + 1) * (p + k - 2) - 2 * (k - 2)
+        # outside the pair the target has (k - 2) u and another person (p + k - 3) u, so
+        # (p + 1) u A + (k - 2) u sigma = w_t and 2 u A + (p + k - 3) u sigma = w_o
+        det = (p + 1) * (p + k - 3) - 2 * (k - 2)
         sigma = ((p + 1) * w_o - 2 * w_t) / (u * det)
-        keep = ((p + k - 2) * w_t - (k - 2) * w_o) / (u * det)
+        keep = ((p + k - 3) * w_t - (k - 2) * w_o) / (u * det)
         share = (keep + sigma * (k - 2) / 2) * u / w_t
         assert sigma >= 0 and 0 <= keep <= 1, (sigma, keep)
         assert share <= f <= mp.mpf(1) / 2

@@ -118,6 +118,8 @@ def test_local_level_for_many_rounds_is_certified_and_nearly_largest(n: int, rou
     basic = local_epsilon_for_target(1.0 / rounds, n, 1e-6 / rounds, "stronger")
     assert level > basic
     assert rounds_local_epsilon(1.0, 100, 1e-6, 1, eps0_max=0.5) == 0.5  # the cap is certified
+    # below the PLD's grid step, basic composition of pure rounds is the better certificate
+    assert rounds_local_epsilon(1e-6, 1000, 1e-6, 10) >= 1e-7
 
 
 def _mp_rdp(eps0: float, n: int, alpha: float) -> mp.mpf:

@@ -357,12 +357,13 @@ def shuffled_rounds_rdp_epsilon(eps0: float, n: int, delta: float, rounds: int,
 
 def rounds_local_epsilon(eps: float, n: int, delta: float, rounds: int,
                          eps0_max: float = 30.0) -> float:
-    r"""Largest local level :math:`\varepsilon_0` (to 0.1%, rounded down) at which ``rounds``
-    shuffled rounds of any :math:`\varepsilon_0`-LDP randomizer are certified
-    :math:`(\varepsilon,\delta)`-DP by :func:`shuffled_rounds_epsilon`: the per-round level of a
-    repeated collection under one total budget. The search starts from :math:`\varepsilon/T`
-    (each round is then :math:`\varepsilon/T`-DP even unshuffled), halved until certified, and
-    bisects up to ``eps0_max`` (at most 30); every level returned has been certified. Each step
+    r"""Largest local level :math:`\varepsilon_0` (to :math:`10^{-3}\max(1,\varepsilon_0)`,
+    rounded down) at which ``rounds`` shuffled rounds of any :math:`\varepsilon_0`-LDP randomizer
+    are certified :math:`(\varepsilon,\delta)`-DP by :func:`shuffled_rounds_epsilon`, and never
+    below :math:`\varepsilon/T` (each round is then :math:`\varepsilon/T`-DP even unshuffled,
+    so basic composition certifies it): the per-round level of a repeated collection under one
+    total budget. The search bisects from :math:`\varepsilon/T` up to ``eps0_max`` (at most 30);
+    every level above :math:`\varepsilon/T` it returns has been certified by the PLD. Each step
     builds and composes one PLD (about 0.1-1 s below :math:`n=10^6`). ``eps`` > 0; other ranges as
     :func:`shuffled_rounds_epsilon`.
 
@@ -379,9 +380,7 @@ def rounds_local_epsilon(eps: float, n: int, delta: float, rounds: int,
 
     if not too_large(top):
         return top
-    low = min(eps_val / count, top)
-    while too_large(low):  # the PLD's rounding up can cost a little at the pure level itself
-        low /= 2
+    low = min(eps_val / count, top)  # certified by basic composition of pure rounds
     low, _ = bisect(too_large, low, top, 1e-3)
     return low
 
