@@ -53,6 +53,12 @@ DISCRETIZATION = 1e-2
 RDP_ORDERS = 1 + np.geomspace(1e-3, 1e3, 121)
 #: Mass of each binomial law left out (added to the infinite loss for the upper bound).
 _TAIL = 1e-16
+#: The same for the Rényi divergences, and the window's half-width in units of sqrt(count):
+#: Hoeffding's bound 2 exp(-2 * 8.4^2) is below 1e-60.
+_DEEP_TAIL = 1e-60
+_DEEP_SPREAD = 8.4
+#: Relative error allowed for the cells' masses in a Rényi divergence (far above their roundoff).
+_RDP_MASS_RTOL = 1e-10
 
 
 def _check(eps0: float, n: int, discretization: float | None) -> tuple[float, int, float]:
@@ -70,9 +76,10 @@ def _check(eps0: float, n: int, discretization: float | None) -> tuple[float, in
     return eps0_val, n_val, step
 
 
-def _window(size: int) -> int:
-    """Half-width of the bulk of Bin(size, 1/2): 9 standard deviations and a margin."""
-    return math.ceil(4.5 * math.sqrt(size) + 4)
+def _window(size: int, spread: float = 4.5) -> int:
+    """Half-width of the bulk of Bin(size, 1/2): ``2 spread`` standard deviations (9 by default)
+    and a margin."""
+    return math.ceil(spread * math.sqrt(size) + 4)
 
 
 def _binned(loss: np.ndarray, prob: np.ndarray, step: float, pessimistic: bool
@@ -97,14 +104,17 @@ def _pmf(parts: list[tuple[int, np.ndarray]], step: float, infinity: float,
     return pld_pmf.create_pmf(table, step, infinity, pessimistic)
 
 
-def _clone_parts(eps0_val: float, n_val: int, step: float
+def _clone_parts(eps0_val: float, n_val: int, step: float, deep: bool = False
                  ) -> tuple[list[tuple[int, np.ndarray]], float]:
     """The stronger clone pair's cells, losses rounded up to the grid and binned (see
     :func:`stronger_clone_pld`): the binned parts, and the mass left out (every true loss of
-    the pair is at most eps0)."""
+    the pair is at most eps0). ``deep`` (for Rényi divergences, where the left-out mass is
+    weighted by up to e^((order - 1) eps0)): both binomials kept to a tail of about 1e-60, the
+    mass left out bounded without cancellation (the clone count's tails, plus Hoeffding's
+    2 exp(-2 h^2 / c) outside each window of half-width h)."""
     q = clone_probability(eps0_val, "stronger")
-    low, high, lost = binomial_bulk(n_val - 1, q, _TAIL)
-    half = _window(high)
+    low, high, lost = binomial_bulk(n_val - 1, q, _DEEP_TAIL if deep else _TAIL)
+    half = _window(high, _DEEP_SPREAD if deep else 4.5)
     if (high - low + 1) * (2 * half + 3) > PLD_CELLS_MAX:
         raise ValueError(f"n={n_val} at eps0={eps0_val:g} needs about "
                          f"{(high - low + 1) * (2 * half + 3):.2e} cells, more than "
@@ -142,7 +152,13 @@ def _clone_parts(eps0_val: float, n_val: int, step: float
         loss = np.clip(loss, -eps0_val, eps0_val)
         used = mass > 0
         parts.append(_binned(loss[used], mass[used], step, True))
-        dropped += float(w.sum() - mass.sum())
+        if deep:  # outside the window A + B misses centre +- (half + 1) only if A is past half
+            outside = 2 * np.exp(-2 * (half - 1) ** 2 / np.maximum(c[:, 0], 1))
+            dropped += float(np.sum(w[:, 0] * outside))
+        else:
+            dropped += float(w.sum() - mass.sum())
+    if deep:
+        return parts, min(dropped, 1.0)
     return parts, min(max(dropped, 0.0) + 1e-15, 1.0)  # the window's and tails' mass, rounding
 
 
@@ -274,13 +290,17 @@ def stronger_clone_rdp(eps0: float, n: int, orders: np.ndarray | None = None,
     .. math::
         D_\alpha(P\|Q) = \frac{1}{\alpha-1}\ln E_P\bigl[e^{(\alpha-1)L}\bigr],
 
-    :math:`L` the privacy loss, computed from the same cells as the PLD, losses rounded **up**
-    to the grid and the mass left out counted at the largest loss :math:`\varepsilon_0`
-    (log-sum-exp). A dominating pair bounds every f-divergence, so one shuffled round of any
-    :math:`\varepsilon_0`-LDP randomizer is :math:`(\alpha, D_\alpha)`-RDP and
-    :math:`T` rounds are :math:`(\alpha, T D_\alpha)`-RDP (Mironov 2017, Proposition 1).
+    :math:`L` the privacy loss, computed from the pair's cells as the PLD is, losses rounded
+    **up** to the grid, but with both binomials kept to a tail of about :math:`10^{-60}` (the mass
+    left out is weighted by up to :math:`e^{(\alpha-1)\varepsilon_0}`, so it is counted at the
+    largest loss :math:`\varepsilon_0` and must be tiny), and a relative error of
+    :math:`10^{-10}` allowed for the masses (log-sum-exp). A dominating pair bounds every
+    f-divergence, so one shuffled round of any :math:`\varepsilon_0`-LDP randomizer is
+    :math:`(\alpha, D_\alpha)`-RDP and :math:`T` rounds are :math:`(\alpha, T D_\alpha)`-RDP
+    (Mironov 2017, Proposition 1).
     ``orders`` > 1 (default :data:`RDP_ORDERS`, at most 10,000 of them, each at most 1e6);
-    other ranges as :func:`stronger_clone_pld`.
+    other ranges as :func:`stronger_clone_pld`, where the deeper tails need about 3.5 times its
+    cells (``n = 1e6`` at ``eps0 = 1`` is beyond :data:`PLD_CELLS_MAX`).
 
     >>> rdp = stronger_clone_rdp(2.0, 1000, np.array([2.0, 8.0]))
     >>> bool(0 < rdp[0] < rdp[1] < 2.0)
@@ -288,15 +308,16 @@ def stronger_clone_rdp(eps0: float, n: int, orders: np.ndarray | None = None,
     """
     eps0_val, n_val, step = _check(eps0, n, discretization)
     alphas = _check_orders(orders)
-    parts, infinity = _clone_parts(eps0_val, n_val, step)
-    logs = [np.log(infinity) + (alphas - 1) * eps0_val]
+    parts, infinity = _clone_parts(eps0_val, n_val, step, deep=True)
+    with np.errstate(divide="ignore"):
+        logs = [np.log(infinity) + (alphas - 1) * eps0_val]
     for first, sums in parts:
         kept = np.nonzero(sums > 0)[0]
         loss = (first + kept) * step
         # one log-sum-exp per order over this part's grid points
         exponent = np.log(sums[kept])[None, :] + (alphas - 1)[:, None] * loss[None, :]
         logs.append(logsumexp(exponent, axis=1))
-    return logsumexp(np.vstack(logs), axis=0) / (alphas - 1)
+    return (logsumexp(np.vstack(logs), axis=0) + math.log1p(_RDP_MASS_RTOL)) / (alphas - 1)
 
 
 def _check_orders(orders: np.ndarray | None) -> np.ndarray:
