@@ -23,6 +23,7 @@ with ``ValueError`` (``TypeError`` for a wrong type, such as ``n`` given as a st
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -530,28 +531,34 @@ def _binomial_part(size: int, flip: float, mass: float) -> _CountLaw:
     if size == 0:
         return _CountLaw(0, np.ones(1), 0.0, 0.0)
     low, high, lost = binomial_bulk(size, flip, mass)
-    counts = np.arange(low, high + 1)
-    if counts.size < 4 * _ANCHOR_EVERY:
+    length = high - low + 1
+    if length < 4 * _ANCHOR_EVERY:
+        counts = np.arange(low, high + 1)
         rtol = np.asarray(value_rtol(size, np.abs(counts - size * flip)), dtype=float)
         return _CountLaw(low, binomial_pmf(counts, size, flip), rtol, lost + UNDERFLOW)
     unit = np.finfo(float).eps
-    blocks = -(-counts.size // _ANCHOR_EVERY)
-    grid = low + np.arange(blocks * _ANCHOR_EVERY).reshape(blocks, _ANCHOR_EVERY)
-    starts = grid[:, 0]
+    blocks = -(-length // _ANCHOR_EVERY)
+    starts = low + _ANCHOR_EVERY * np.arange(blocks)
     anchors = binomial_pmf(starts, size, flip)
-    steps = np.minimum(grid[:, :-1], size)  # ratios from x to x + 1 (padding past the end unused)
-    ratios = (size - steps) / (steps + 1.0) * (flip / (1 - flip))
-    pmf = np.empty(grid.shape)
+    # the ratio from x to x + 1 for every count x, by blocks (floats hold these integers exactly;
+    # the last column and the padding past the end are unused)
+    steps = np.arange(low, low + blocks * _ANCHOR_EVERY, dtype=float)
+    ratios = size - steps
+    steps += 1.0
+    ratios /= steps
+    ratios *= flip / (1 - flip)
+    pmf = np.empty((blocks, _ANCHOR_EVERY))
     pmf[:, 0] = anchors
-    pmf[:, 1:] = anchors[:, None] * np.cumprod(ratios, axis=1)
+    np.cumprod(ratios.reshape(blocks, _ANCHOR_EVERY)[:, :-1], axis=1, out=pmf[:, 1:])
+    pmf[:, 1:] *= anchors[:, None]
     rtol = (np.asarray(value_rtol(size, np.abs(starts - size * flip)), dtype=float)[:, None]
             + 3 * unit * np.arange(_ANCHOR_EVERY)[None, :])
     faint = anchors < 1e-290
     if faint.any():
-        pmf[faint] = binomial_pmf(np.minimum(grid[faint], size), size, flip)
-        rtol[faint] = value_rtol(size, np.abs(grid[faint] - size * flip))
-    return _CountLaw(low, pmf.ravel()[: counts.size], rtol.ravel()[: counts.size],
-                     lost + UNDERFLOW)
+        grid = starts[faint, None] + np.arange(_ANCHOR_EVERY)
+        pmf[faint] = binomial_pmf(np.minimum(grid, size), size, flip)
+        rtol[faint] = value_rtol(size, np.abs(grid - size * flip))
+    return _CountLaw(low, pmf.ravel()[:length], rtol.ravel()[:length], lost + UNDERFLOW)
 
 
 def _others_flip(level: float) -> float:
@@ -581,6 +588,8 @@ def _convolved(first: _CountLaw, second: _CountLaw) -> _CountLaw:
     if first.pmf.size == 1 or second.pmf.size == 1:
         single, other = (first, second) if first.pmf.size == 1 else (second, first)
         exact = single.pmf[0] == 1.0  # the law of an empty group
+        if exact and not np.max(single.rtol):  # adds nothing: the other law as it is
+            return other._replace(offset=offset, absolute=absolute)
         rtol = other.rtol + float(np.max(single.rtol)) + (0.0 if exact else unit)
         return _CountLaw(offset, other.pmf * single.pmf[0], rtol, absolute)
     both = float(np.max(first.rtol)) + float(np.max(second.rtol))
@@ -588,7 +597,8 @@ def _convolved(first: _CountLaw, second: _CountLaw) -> _CountLaw:
         pmf = np.convolve(first.pmf, second.pmf)
         rounding = (min(first.pmf.size, second.pmf.size) + 2) * unit
         return _CountLaw(offset, pmf, both * (1 + both) + rounding, absolute)
-    pmf = np.clip(fftconvolve(first.pmf, second.pmf), 0.0, None)
+    pmf = fftconvolve(first.pmf, second.pmf)
+    np.clip(pmf, 0.0, None, out=pmf)
     absolute += fft_error_bound(first.pmf, second.pmf)
     return _CountLaw(offset, pmf, both * (1 + both) + 1e-15, absolute)
 
@@ -613,19 +623,39 @@ def _rr_count_laws(eps0: float, n: int, others_ones: int) -> _CountLaw:
     return _convolved(ones, _binomial_part(zeros, flip, mass))
 
 
-def _prefix_sums(values: np.ndarray) -> tuple[np.ndarray, float]:
-    """Running sums of non-negative ``values`` and a relative error bound for every one of them:
-    sums within blocks of about sqrt(size) values, then over the blocks' totals, so the bound is
-    (block length + number of blocks + 2) units of roundoff instead of size units."""
-    size = values.size
-    width = max(1, int(np.sqrt(size)))
-    blocks = -(-size // width)
-    padded = np.zeros(blocks * width)
-    padded[:size] = values
-    inner = np.cumsum(padded.reshape(blocks, width), axis=1)
-    before = np.concatenate([[0.0], np.cumsum(inner[:-1, -1])])
-    sums = (inner + before[:, None]).ravel()[:size]
-    return sums, 1.01 * (width + blocks + 2) * np.finfo(float).eps
+class _RunningSums:
+    """Running sums of each of a few equally long rows of non-negative values, read at any index,
+    and a relative error bound for every one of them (``rtol``): sums within blocks of about
+    sqrt(size) values, then over the blocks' totals, so the bound is (block length + number of
+    blocks + 2) units of roundoff instead of size units. A running sum is completed (its block's
+    running sum plus the total of the blocks before it) only where it is read."""
+
+    def __init__(self, rows: Sequence[np.ndarray]) -> None:
+        size = rows[0].size
+        width = self.width = max(1, int(np.sqrt(size)))
+        full, blocks = size // width, -(-size // width)  # every block but the last is full
+        self.inner = np.empty((len(rows), size))  # running sums within each block
+        for inner, row in zip(self.inner, rows, strict=True):
+            np.cumsum(row[: full * width].reshape(full, width), axis=1,
+                      out=inner[: full * width].reshape(full, width))
+            np.cumsum(row[full * width:], out=inner[full * width:])
+        self.before = np.zeros((len(rows), blocks))  # total of the blocks before each block
+        np.cumsum(self.inner[:, width - 1: (blocks - 1) * width: width], axis=1,
+                  out=self.before[:, 1:])
+        self.rtol = 1.01 * (self.width + blocks + 2) * _UNIT
+        self._read: dict[int, list[float]] = {}
+
+    def at(self, index: int | np.ndarray) -> np.ndarray:
+        """The running sums of every row up to entry ``index`` (included): one per row, or one row
+        of them per row for an array of indices."""
+        return self.inner[:, index] + self.before[:, index // self.width]
+
+    def read(self, index: int) -> list[float]:
+        """:meth:`at` one index, as Python floats, remembered (a root search reads the same few
+        indices again and again)."""
+        if index not in self._read:
+            self._read[index] = self.at(index).tolist()
+        return self._read[index]
 
 
 class _TargetFloor:
@@ -646,7 +676,7 @@ class _TargetFloor:
     absolute allowance :math:`a` per entry), and it enters multiplied by the small coefficients:
     the bound is :math:`g(U(1-\gamma)-R_U(1+\gamma)-a|S|)-\ell(V(1+\gamma)+R_V(1+\gamma)+a|S|)`
     with :math:`U=\sum_S u_x`, :math:`R_U=\sum_S r_xu_x` (likewise :math:`V`, :math:`R_V`),
-    :math:`\gamma` the running sums' bound (:func:`_prefix_sums`) and 16 units of roundoff on
+    :math:`\gamma` the running sums' bound (:class:`_RunningSums`) and 16 units of roundoff on
     :math:`g` and :math:`\ell`. At small levels the coefficients are about :math:`L/2`, so the
     floor moves by about :math:`rL` in :math:`\varepsilon`, not :math:`2r`."""
 
@@ -654,32 +684,42 @@ class _TargetFloor:
         self.level, self.flip = level, float(expit(-level))
         self.absolute = max(others.absolute, UNDERFLOW)
         pmf = others.pmf
-        spread = np.broadcast_to(np.asarray(others.rtol, dtype=float), pmf.shape) * pmf
-        zero = np.zeros(1)
-        u, v = np.concatenate([zero, pmf]), np.concatenate([pmf, zero])
-        ru, rv = np.concatenate([zero, spread]), np.concatenate([spread, zero])
+        # o and its error r o, each with a zero at both ends: u_x = o(x - 1) and v_x = o(x) (and
+        # r_x u_x, r_x v_x) are windows of these rows
+        padded = np.zeros((2, pmf.size + 2))
+        padded[0, 1:-1] = pmf
+        np.multiply(np.broadcast_to(np.asarray(others.rtol, dtype=float), pmf.shape), pmf,
+                    out=padded[1, 1:-1])
         # entries below the absolute allowance add nothing to the bound (any set is allowed)
-        useful = np.maximum(u, v) > self.absolute
-        u, v, ru, rv = u[useful], v[useful], ru[useful], rv[useful]
+        useful = np.flatnonzero(np.maximum(padded[0, :-1], padded[0, 1:]) > self.absolute)
         with np.errstate(divide="ignore"):
-            key = np.log(u) - np.log(v)  # increasing for log-concave laws: no sort needed then
+            if useful.size and useful[-1] - useful[0] + 1 == useful.size:  # one run: windows
+                span = padded[:, useful[0]: useful[-1] + 2]
+                logs = np.log(span[0])
+                key = logs[:-1] - logs[1:]
+                u, v, ru, rv = span[0, :-1], span[0, 1:], span[1, :-1], span[1, 1:]
+            else:  # gaps: gathered
+                u, v = padded[0, useful], padded[0, useful + 1]
+                ru, rv = padded[1, useful], padded[1, useful + 1]
+                key = np.log(u) - np.log(v)
+        rows = [u, v, ru, rv]
+        # increasing for log-concave laws: no sort needed then
         if key.size > 1 and not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind="stable")
-            key, u, v, ru, rv = key[order], u[order], v[order], ru[order], rv[order]
+            key, rows = key[order], [row[order] for row in rows]
         self.key = key
         # P against Q takes the entries with the largest keys: running sums from the top
-        self.top = [_prefix_sums(x[::-1]) for x in (u, v, ru, rv)]
+        self.top = _RunningSums([row[::-1] for row in rows])
         # Q against P takes the smallest keys: running sums from the bottom
-        self.bottom = [_prefix_sums(x) for x in (u, v, ru, rv)]
+        self.bottom = _RunningSums(rows)
 
-    def _bound(self, sums: list, count: np.ndarray, g: np.ndarray, ell: np.ndarray,
+    def _bound(self, sums: _RunningSums, count: np.ndarray, g: np.ndarray, ell: np.ndarray,
                forward: bool) -> np.ndarray:
         unit = _UNIT
-        last = np.maximum(count - 1, 0)
-        (u, gu), (v, gv), (ru, gru), (rv, grv) = sums
-        gamma = max(gu, gv, gru, grv)
-        big, small = (u[last], v[last]) if forward else (v[last], u[last])
-        big_r, small_r = (ru[last], rv[last]) if forward else (rv[last], ru[last])
+        gamma = sums.rtol
+        u, v, ru, rv = sums.at(np.maximum(count - 1, 0))
+        big, small = (u, v) if forward else (v, u)
+        big_r, small_r = (ru, rv) if forward else (rv, ru)
         slack = self.absolute * count
         gain = g * (1 - 16 * unit) * (big * (1 - gamma) - big_r * (1 + gamma) - slack)
         loss = ell * (1 + 16 * unit) * (small * (1 + gamma) + small_r * (1 + gamma) + slack)
@@ -695,21 +735,21 @@ class _TargetFloor:
         if not g > 0:
             return 0.0
         tau = math.log(ell) - math.log(g)
-        above = self.key.size - int(np.searchsorted(self.key, tau, side="right"))
-        below = int(np.searchsorted(self.key, -tau, side="left"))
+        above = self.key.size - int(self.key.searchsorted(tau, side="right"))
+        below = int(self.key.searchsorted(-tau, side="left"))
         return max(self._scalar_bound(self.top, above, g, ell, True),
                    self._scalar_bound(self.bottom, below, g, ell, False), 0.0)
 
-    def _scalar_bound(self, sums: list, count: int, g: float, ell: float, forward: bool) -> float:
+    def _scalar_bound(self, sums: _RunningSums, count: int, g: float, ell: float,
+                      forward: bool) -> float:
         """:meth:`_bound` for one count, in Python floats (the same operations)."""
         if count == 0:
             return 0.0
         unit = _UNIT
-        (u, gu), (v, gv), (ru, gru), (rv, grv) = sums
-        gamma = max(gu, gv, gru, grv)
-        i = count - 1
-        big, small = (float(u[i]), float(v[i])) if forward else (float(v[i]), float(u[i]))
-        big_r, small_r = (float(ru[i]), float(rv[i])) if forward else (float(rv[i]), float(ru[i]))
+        gamma = sums.rtol
+        u, v, ru, rv = sums.read(count - 1)
+        big, small = (u, v) if forward else (v, u)
+        big_r, small_r = (ru, rv) if forward else (rv, ru)
         slack = self.absolute * count
         gain = g * (1 - 16 * unit) * (big * (1 - gamma) - big_r * (1 + gamma) - slack)
         loss = ell * (1 + 16 * unit) * (small * (1 + gamma) + small_r * (1 + gamma) + slack)
