@@ -69,6 +69,7 @@ from shuffle_lib.accounting import (
     shuffled_rr_exact_epsilon,
     tradeoff_from_distributions,
 )
+from shuffle_lib.accounting.rounds import RoundsTable
 from shuffle_lib.randomizers import k_randomized_response, krr_channel
 
 MAX_PANELS = 64  # panels of one panel_grid figure (64 take about half a second)
@@ -508,6 +509,23 @@ def _explorer_axes(
     return fig, fig.subplots(1, ncols, squeeze=False, gridspec_kw=grid)[0]
 
 
+def _lighten_log_panel(ax: Axes) -> None:
+    """Savings on a log-log panel of an explorer, drawn by :func:`plot_lines` (its limits set, ticks
+    at the bottom and left), each tick being five artists made anew at every draw: no minor ticks
+    (the labelled major ticks of ``_readable_log_ticks`` stay), and only the major ticks inside the
+    limits (the log locator adds a decade beyond each end, made but not drawn). The title is placed
+    by hand where matplotlib's automatic placement puts it for such axes (that placement lays out
+    every tick label first)."""
+    for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        low, high = sorted(limits)
+        ticks = axis.get_major_locator()()
+        # a hair wider than the limits: matplotlib itself draws the ticks within 1e-10 of them
+        inside = (ticks >= low * (1 - 1e-9)) & (ticks <= high * (1 + 1e-9))
+        axis.set_major_locator(FixedLocator(ticks[inside]))
+        axis.set_minor_locator(NullLocator())
+    ax.set_title(ax.get_title(), y=1.0)
+
+
 def explore_tradeoff(eps: float = 1.0, mu: float = 1.0) -> Figure:
     r"""Part I explorer: exact trade-off curves of randomized response and of the Laplace
     mechanism at level ``eps`` (both pure :math:`\varepsilon`-DP) and of the Gaussian mechanism
@@ -601,13 +619,15 @@ def explore_amplification(
             np.array([shuffled_rr_exact_epsilon(level, int(m), target) for m in n]),
     }
     fig, (ax,) = _explorer_axes((6.0, 4.0))
-    plot_lines(n, lines, xlabel="number of users n", ylabel="central ε",
-               title=f"ε₀ = {level:g}, δ = {target:.0e}", logx=True, logy=True, ax=ax)
-    reference = fig.axes[0].get_lines()[0]  # drawn first, beneath a bound that certifies nothing
-    reference.set_color("0.6")
-    reference.set_linestyle(":")
-    reference.set_marker("")
-    fig.axes[0].legend(frameon=False, fontsize="x-small")
+    with matplotlib.rc_context({"legend.fontsize": "x-small"}):  # plot_lines' legend, small
+        plot_lines(n, lines, xlabel="number of users n", ylabel="central ε",
+                   title=f"ε₀ = {level:g}, δ = {target:.0e}", logx=True, logy=True, ax=ax)
+    _lighten_log_panel(ax)
+    # the reference, drawn first, beneath a bound that certifies nothing; its legend entry alike
+    for reference in (ax.get_lines()[0], ax.get_legend().legend_handles[0]):
+        reference.set_color("0.6")
+        reference.set_linestyle(":")
+        reference.set_marker("")
     return fig
 
 
@@ -673,14 +693,15 @@ def explore_population_mix(
     axes[0].set_ylim(0, 1)
     axes[0].set_xlabel("local level εᵢ")
     axes[0].set_ylabel("share of users")
-    axes[0].set_title("population")
+    axes[0].set_title("population", y=1.0)  # placed by hand: see _lighten_log_panel
     axes[0].legend(frameon=False)
-    plot_lines(sizes, {"GSPA μ-GDP (approximate)": gspa,
-                       "clone reduction, exact (rigorous)": exact,
-                       "shuffled RR, exact (floor)": floor},
-               xlabel="number of users n", ylabel="central ε",
-               title=f"δ = {target:.0e}", logx=True, logy=True, ax=axes[1])
-    axes[1].legend(frameon=False, fontsize="small")
+    with matplotlib.rc_context({"legend.fontsize": "small"}):  # plot_lines' legend, small
+        plot_lines(sizes, {"GSPA μ-GDP (approximate)": gspa,
+                           "clone reduction, exact (rigorous)": exact,
+                           "shuffled RR, exact (floor)": floor},
+                   xlabel="number of users n", ylabel="central ε",
+                   title=f"δ = {target:.0e}", logx=True, logy=True, ax=axes[1])
+    _lighten_log_panel(axes[1])
     return fig
 
 
@@ -885,4 +906,65 @@ def explore_swap_rate(
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
     axes[1].get_lines()[0].set_marker("o")
+    return fig
+
+
+def _table_index(values: np.ndarray, chosen: object, name: str) -> int:
+    """Index of ``chosen`` among the table's ``values`` (``ValueError`` naming it otherwise)."""
+    value = check_real(chosen, name)
+    hits = np.nonzero(np.isclose(values, value, rtol=1e-12, atol=0.0))[0]
+    if hits.size == 0:
+        raise ValueError(f"{name} must be one of the table's values {values.tolist()}, got "
+                         f"{chosen!r}")
+    return int(hits[0])
+
+
+def explore_rounds(table: RoundsTable, eps0: float = 4.0, n: int = 100_000,
+                   rounds: int = 10) -> Figure:
+    r"""Part II explorer: the cost of :math:`T` shuffled rounds, read off a
+    :class:`~shuffle_lib.accounting.rounds.RoundsTable` computed beforehand
+    (:func:`~shuffle_lib.accounting.rounds.rounds_table`; this function computes no bound).
+    Left: central :math:`\varepsilon` against :math:`T` at ``eps0`` and ``n``, the upper bound
+    for every :math:`\varepsilon_0`-LDP randomizer (the stronger clone pair's PLD, composed) and
+    the floor of shuffled randomized response, with :math:`T\varepsilon_0` (no shuffling, basic
+    composition) for scale. Right: the same two against :math:`n` at ``eps0`` and ``rounds``.
+    The chosen point is marked on both. ``eps0``, ``n`` and ``rounds`` must be values of the
+    table.
+
+    >>> from shuffle_lib.accounting.rounds import rounds_table
+    >>> table = rounds_table([2.0], [1000, 10000], [1, 10])
+    >>> fig = explore_rounds(table, eps0=2.0, n=1000, rounds=10)
+    >>> fig.axes[1].get_xlabel()
+    'number of users n'
+    """
+    check_instance(table, "table", RoundsTable)
+    i = _table_index(table.eps0, eps0, "eps0")
+    j = _table_index(table.n.astype(float), n, "n")
+    t = _table_index(table.rounds.astype(float), rounds, "rounds")
+    level, size, count = float(table.eps0[i]), int(table.n[j]), int(table.rounds[t])
+    fig, axes = _explorer_axes((9.2, 3.8), 2)
+    by_rounds = {"upper (any ε₀-LDP randomizer)": table.upper[i, j],
+                 "floor (shuffled RR)": table.floor[i, j]}
+    if table.rounds.size > 1:
+        by_rounds["T ε₀ (no shuffling)"] = table.rounds * level
+    chosen = {f"T = {count}": ([count, count], [table.upper[i, j, t], table.floor[i, j, t]])}
+    plot_lines(table.rounds, by_rounds, points=chosen, xlabel="rounds T",
+               ylabel="central ε", title=f"n = {size:,}, ε₀ = {level:g}",
+               logx=table.rounds.size > 1, logy=True, ax=axes[0])
+    by_size = {"upper (any ε₀-LDP randomizer)": table.upper[i, :, t],
+               "floor (shuffled RR)": table.floor[i, :, t]}
+    plot_lines(table.n, by_size,
+               points={f"n = {size:,}": ([size, size], [table.upper[i, j, t],
+                                                        table.floor[i, j, t]])},
+               xlabel="number of users n", ylabel="central ε",
+               title=f"T = {count}: ε between {table.floor[i, j, t]:.3g} and "
+                     f"{table.upper[i, j, t]:.3g}",
+               logx=table.n.size > 1, logy=True, ax=axes[1])
+    for ax in axes:
+        _lighten_log_panel(ax)
+    axes[1].get_legend().remove()  # the same two series as the left panel's legend
+    # x ticks at the grid's decades and sizes only: each tick is rebuilt at every draw
+    decades = 10.0 ** np.arange(0, np.log10(table.rounds[-1]) + 1)
+    axes[0].xaxis.set_major_locator(FixedLocator(decades[decades >= table.rounds[0]]))
+    axes[1].xaxis.set_major_locator(FixedLocator(table.n))
     return fig
