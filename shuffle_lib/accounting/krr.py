@@ -24,9 +24,10 @@ inside) and :math:`F_s\sim\mathrm{Bin}(s,g)` (their :math:`x^1` reports),
 :math:`\pi_0=f`, :math:`\pi_1=1-f`. It is sufficient (the exact divergence) for ``"same"`` and
 for ``"third"`` at :math:`k=3`; for ``"third"`` at :math:`k>3` it is a post-processing, so its
 divergence is a floor. At :math:`k=2` it is shuffled binary randomized response. The
-``"third"`` dataset is the worse one at small :math:`n`: at :math:`k=3` it is the extremal
-three-output randomizer of the neutral-clone bound with everyone else on the neutral input
-(:mod:`shuffle_lib.accounting.decomposition`).
+``"third"`` dataset is the worse one where shuffling amplifies (e.g. :math:`10^4` users at
+:math:`\varepsilon_0=4`), ``"same"`` where it hardly does (100 users): at :math:`k=3` every other
+report is a clone of one of the target's two informative values or the neutral value, the shape
+of the neutral-clone reduction (:mod:`shuffle_lib.accounting.decomposition`).
 """
 
 from __future__ import annotations
@@ -105,10 +106,11 @@ class _KrrCurve:
             self.share, others_inside = self.flip, self.inside
         else:
             # w_o = 2 f w, rounded up from the rounded-down w (so w_o / w >= 2 f exactly), and
-            # the target's flip raised to w_o / (2 w): the three are then exactly the laws after
-            # a per-report post-processing of the merged k-RR (a report moved out of the pair
-            # or into it, uniformly, and an extra flip; see _third_is_a_post_processing in the
-            # tests), so the floor needs no error term for them
+            # the target's flip raised to w_o / (2 w): the three are then the laws after a
+            # per-report post-processing of the merged k-RR (a report moved out of the pair or
+            # into it, uniformly, and an extra flip; checked at 40 digits by
+            # test_third_value_parameters_are_a_post_processing), up to the rounding of 1 - w
+            # that the error bars cover, so the floor needs no error term for them
             if self.inside >= 0.5:  # 1 - outside may round up: lower it, keep the sum exact
                 self.inside *= 1 - 4 * _UNIT
                 self.outside = 1 - self.inside
@@ -156,12 +158,13 @@ class _KrrCurve:
     def _threshold(self, log_gamma: float, upper: bool) -> np.ndarray:
         """Per t, the first y with P1(t, y) >= e^eps P0(t, y) (``upper``; t + 1: none), or the
         last y with P0(t, y) >= e^eps P1(t, y) (-1: none). The likelihood ratio is linear in y:
-        multiplying both laws by (t - y) / (w P[S = t - 1] P[F_{t-1} = y]) gives, with
+        multiplying both laws by (t - y) / (w P[S = t - 1] P[F_{t-1} = y]) (y < t; another
+        positive factor gives the same linear forms at y = t) gives, with
         r = (1 - g) / g and K = (n - t) odds_factor (1 - g),
 
             P1 / P0 = (y ((1 - f) r - f) + f t + K) / (y (f r - (1 - f)) + (1 - f) t + K),
 
-        and the coefficient of y in P1 - e^eps P0 is positive (g >= f): both sets are
+        and the coefficient of y in P1 - e^eps P0 is positive (f <= g <= 1 - f): both sets are
         thresholds. (Rounding can only move a threshold by one near a tie; any set gives a
         floor.)"""
         f, g, t = self.flip, self.share, self.t.astype(float)
