@@ -20,6 +20,7 @@ from shuffle_lib.accounting import (
 )
 from shuffle_lib.accounting.rounds import (
     RDP_ORDERS,
+    composed_epsilon,
     rdp_to_epsilon,
     rounds_local_epsilon,
     shuffled_rounds_epsilon,
@@ -103,6 +104,7 @@ def test_floor_stays_finite_where_the_direct_search_gives_infinity() -> None:
     the bisection on delta gives a finite floor, on its safe side, below the upper bound."""
     composed = shuffled_rr_pld(8.0, 1000).self_compose(100)
     floor = shuffled_rr_rounds_floor(8.0, 1000, 1e-6, 100)
+    assert floor == composed_epsilon(shuffled_rr_pld(8.0, 1000), 100, 1e-6, upper=False)
     assert math.isfinite(floor) and floor <= shuffled_rounds_epsilon(8.0, 1000, 1e-6, 100)
     assert composed.get_delta_for_epsilon(floor) > 1e-6
     assert composed.get_delta_for_epsilon(floor * (1 + 1e-8)) <= 1e-6
@@ -200,5 +202,7 @@ def test_refuses_what_is_outside_its_range() -> None:
         shuffled_rounds_rdp_epsilon(1.0, 100, 1e-6, 0)
     with pytest.raises(ValueError, match="eps"):
         rounds_local_epsilon(0.0, 100, 1e-6, 2)
+    with pytest.raises(TypeError, match="pld"):
+        composed_epsilon("pld", 2, 1e-6)
     with pytest.raises(ValueError, match="eps0_max"):
         rounds_local_epsilon(1.0, 100, 1e-6, 2, eps0_max=31.0)

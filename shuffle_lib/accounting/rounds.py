@@ -35,8 +35,10 @@ from scipy.special import expit, logsumexp
 from shuffle_lib._numerics import bisect
 from shuffle_lib._validation import (
     check_array,
+    check_bool,
     check_delta,
     check_epsilon,
+    check_instance,
     check_integer,
     check_real,
 )
@@ -242,16 +244,42 @@ def _epsilon(pld: PrivacyLossDistribution, delta: float, upper: bool = True) -> 
     return high if upper else low
 
 
-def _composed_epsilon(build: Callable[..., PrivacyLossDistribution], eps0: float, n: int,
-                      delta: float, rounds: int, discretization: float | None) -> float:
-    """Epsilon at ``delta`` of ``rounds`` self-compositions of the PLD that ``build`` returns."""
+def _rounds_delta(delta: float) -> float:
+    """``delta`` checked for the composed accountants: in [1e-15, 0.5)."""
     delta_val = float(check_delta(delta, allow_zero=False))
     if not 1e-15 <= delta_val < 0.5:
         raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
+    return delta_val
+
+
+def composed_epsilon(pld: PrivacyLossDistribution, rounds: int, delta: float,
+                     upper: bool = True) -> float:
+    r"""Epsilon at ``delta`` of ``rounds`` self-compositions of ``pld`` (dp-accounting's FFT),
+    on the safe side: the upper end of the search for a pessimistic PLD (``upper``, an upper
+    bound) and the lower end for an optimistic one (a floor). Where dp-accounting's direct
+    search returns infinity though delta lies above the infinite loss's mass, the epsilon comes
+    from a bisection on delta. ``rounds`` from 1 to :data:`ROUNDS_MAX`, ``delta`` in
+    [1e-15, 0.5).
+
+    >>> pld = stronger_clone_pld(2.0, 1000)
+    >>> composed_epsilon(pld, 10, 1e-6) == shuffled_rounds_epsilon(2.0, 1000, 1e-6, 10)
+    True
+    """
+    check_instance(pld, "pld", PrivacyLossDistribution)
     count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
-    pld = build(eps0, n, discretization)
+    delta_val = _rounds_delta(delta)
     return _epsilon(pld.self_compose(count) if count > 1 else pld, delta_val,
-                    upper=build is stronger_clone_pld)
+                    upper=check_bool(upper, "upper"))
+
+
+def _composed_epsilon(build: Callable[..., PrivacyLossDistribution], eps0: float, n: int,
+                      delta: float, rounds: int, discretization: float | None) -> float:
+    """Epsilon at ``delta`` of ``rounds`` self-compositions of the PLD that ``build`` returns
+    (arguments checked before it is built)."""
+    _rounds_delta(delta)
+    check_integer(rounds, "rounds", 1, ROUNDS_MAX)
+    return composed_epsilon(build(eps0, n, discretization), rounds, delta,
+                            upper=build is stronger_clone_pld)
 
 
 def shuffled_rounds_epsilon(eps0: float, n: int, delta: float, rounds: int,
@@ -368,9 +396,7 @@ def shuffled_rounds_rdp_epsilon(eps0: float, n: int, delta: float, rounds: int,
     >>> pld < shuffled_rounds_rdp_epsilon(2.0, 1000, 1e-6, 10)
     True
     """
-    delta_val = float(check_delta(delta, allow_zero=False))
-    if not 1e-15 <= delta_val < 0.5:
-        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
+    delta_val = _rounds_delta(delta)
     count = check_integer(rounds, "rounds", 1, ROUNDS_MAX)
     alphas = _check_orders(orders)
     return rdp_to_epsilon(alphas, count * stronger_clone_rdp(eps0, n, alphas), delta_val)
@@ -480,17 +506,16 @@ def rounds_table(eps0_values: ArrayLike, n_values: ArrayLike, rounds_values: Arr
                          f"{counts.size}")
     if np.any(levels == 0):
         raise ValueError("eps0_values must be positive")
-    delta_val = float(check_delta(delta, allow_zero=False))
-    if not 1e-15 <= delta_val < 0.5:
-        raise ValueError(f"delta must lie in [1e-15, 0.5), got {delta!r}")
+    delta_val = _rounds_delta(delta)
     shape = (levels.size, sizes.size, counts.size)
     upper, floor = np.empty(shape), np.empty(shape)
     for i, level in enumerate(levels):
         for j, size in enumerate(sizes):
             for out, build in ((upper, stronger_clone_pld), (floor, shuffled_rr_pld)):
                 pld = build(float(level), int(size))
-                out[i, j] = [_epsilon(pld.self_compose(int(t)) if t > 1 else pld, delta_val,
-                                      upper=build is stronger_clone_pld) for t in counts]
+                out[i, j] = [composed_epsilon(pld, int(t), delta_val,
+                                              upper=build is stronger_clone_pld)
+                             for t in counts]
     return RoundsTable(levels, sizes, counts, delta_val, upper, floor)
 
 
@@ -503,6 +528,7 @@ __all__ = [
     "TABLE_PAIRS_MAX",
     "TABLE_ROUNDS_MAX",
     "RoundsTable",
+    "composed_epsilon",
     "rdp_to_epsilon",
     "rounds_local_epsilon",
     "rounds_table",
