@@ -963,8 +963,4 @@ def explore_rounds(table: RoundsTable, eps0: float = 4.0, n: int = 100_000,
     for ax in axes:
         _lighten_log_panel(ax)
     axes[1].get_legend().remove()  # the same two series as the left panel's legend
-    # x ticks at the grid's decades and sizes only: each tick is rebuilt at every draw
-    decades = 10.0 ** np.arange(0, np.log10(table.rounds[-1]) + 1)
-    axes[0].xaxis.set_major_locator(FixedLocator(decades[decades >= table.rounds[0]]))
-    axes[1].xaxis.set_major_locator(FixedLocator(table.n))
     return fig
