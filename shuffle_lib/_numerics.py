@@ -49,14 +49,16 @@ def nudge(x: float, unsafe: Callable[[float], bool], step: float, direction: flo
 
 
 def smallest_certified_eps(delta_of: Callable[[float], float], cap: float, delta: float,
-                           monotone: bool = True) -> float:
+                           monotone: bool = True,
+                           on_grid: Callable[[np.ndarray], np.ndarray] | None = None) -> float:
     """Smallest eps in [0, cap] with ``delta_of(eps) <= delta``, rounded up (tolerance EPS_TOL).
 
     For a decreasing ``delta_of`` a root search suffices. Otherwise a grid of 200 points locates
     the first grid point that meets the target and the search runs on the cell before it: the
     answer is valid whatever the shape (each eps is checked), and minimal up to a narrow dip
-    falling between grid points. Returns ``cap`` when nothing below it can be certified (callers
-    pass a level that holds by other means, e.g. the local level: shuffling never hurts).
+    falling between grid points. ``on_grid`` (optional) is ``delta_of`` vectorized: the grid is
+    then one call. Returns ``cap`` when nothing below it can be certified (callers pass a level
+    that holds by other means, e.g. the local level: shuffling never hurts).
 
     >>> bool(smallest_certified_eps(lambda e: float(np.exp(-e)), 10.0, 0.5) >= np.log(2))
     True
@@ -69,10 +71,14 @@ def smallest_certified_eps(delta_of: Callable[[float], float], cap: float, delta
     low, high = 0.0, cap
     if not monotone:
         grid = np.linspace(0.0, cap, 201)[1:-1]
-        ok = [g for g in grid if delta_of(g) <= delta]
-        if not ok:
+        if on_grid is not None:
+            certified = grid[np.asarray(on_grid(grid)) <= delta]
+            first = float(certified[0]) if certified.size else None
+        else:  # stops at the first certified point
+            first = next((float(g) for g in grid if delta_of(g) <= delta), None)
+        if first is None:
             return cap
-        high = ok[0]
+        high = first
         low = float(grid[np.searchsorted(grid, high) - 1]) if high > grid[0] else 0.0
     elif delta_of(cap) > delta:
         return cap

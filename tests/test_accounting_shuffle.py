@@ -334,6 +334,22 @@ def test_local_epsilon_for_target_checks_its_search_range() -> None:
             local_epsilon_for_target(0.5, 10_000, 1e-6, eps0_max=bad)
 
 
+def test_binomial_quantile_meets_its_definition() -> None:
+    # the quantile calls Boost's kernel directly (no argument checks): it must still be the
+    # smallest k with P(X <= k) >= mass, read with the public CDF, at random points of the range
+    from shuffle_lib.accounting._binomial import _quantile
+
+    rng = np.random.default_rng(35)
+    for _ in range(300):
+        size = int(10 ** rng.uniform(0, 9))
+        prob = float(10 ** rng.uniform(-9, 0)) * 0.999
+        mass = float(10 ** rng.uniform(-240, -1))
+        k = _quantile(mass, size, prob)
+        assert 0 <= k <= size
+        assert stats.binom.cdf(k, size, prob) >= mass * (1 - 1e-9)
+        assert k == 0 or stats.binom.cdf(k - 1, size, prob) < mass * (1 + 1e-9)
+
+
 def test_binomial_bulk_where_boost_quantile_gives_up() -> None:
     # Boost's quantile warns and guesses for Bin(154, 0.9975) at 1e-240 (its tail at 0 is 1e-401);
     # the bulk must then come from a bisection, with no warning and the tails right

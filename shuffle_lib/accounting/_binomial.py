@@ -52,10 +52,10 @@ def _finite(values: np.ndarray, what: str) -> np.ndarray:
     return values
 
 
-# The hot paths call the distribution's Boost kernels (``binom._sf``, ``binom._pmf``) directly:
-# the public methods spend most of their time re-checking arguments that are valid by
-# construction here (integer k, size >= 0, prob in [0, 1]); SciPy is pinned and the tests compare
-# both routes.
+# The hot paths call the distribution's Boost kernels (``binom._sf``, ``_pmf``, ``_cdf``,
+# ``_ppf``) directly: the public methods spend most of their time re-checking arguments that are
+# valid by construction here (integer k, size >= 0, prob in [0, 1]); SciPy is pinned and the tests
+# compare both routes.
 
 
 def binomial_sf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
@@ -85,7 +85,7 @@ def _quantile(mass: float, size: int, prob: float) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         try:
-            guess = float(binom.ppf(mass, size, prob))
+            guess = float(binom._ppf(mass, size, prob))
         except RuntimeWarning:
             guess = np.nan
     if np.isfinite(guess):
@@ -93,7 +93,7 @@ def _quantile(mass: float, size: int, prob: float) -> int:
     below, above = -1, size  # P(X <= -1) = 0 < mass <= P(X <= size) = 1
     while above - below > 1:
         middle = (below + above) // 2
-        if binom.cdf(middle, size, prob) >= mass:
+        if binom._cdf(middle, size, prob) >= mass:
             above = middle
         else:
             below = middle
@@ -121,7 +121,7 @@ def binomial_bulk(size: int, prob: float, mass: float) -> tuple[int, int, float]
             else:
                 below = middle
         high = above
-    left = binom.cdf(low - 1, size, prob) if low > 0 else 0.0
+    left = float(binom._cdf(low - 1, size, prob)) if low > 0 else 0.0
     left_out = float(_finite(np.asarray(left + binomial_sf(high, size, prob)), "tail mass"))
     spread = max(abs(low - size * prob), abs(high - size * prob))
     return low, high, left_out * (1 + float(value_rtol(size, spread)))

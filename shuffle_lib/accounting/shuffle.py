@@ -401,22 +401,22 @@ def _check_randomizer(randomizer: str | tuple) -> None:
 
 
 def _blanket_parameters(
-    eps: float, eps0: float, randomizer: str | tuple
-) -> tuple[float, float, float, float, float, float]:
-    """For 0 < eps < eps0: ln gamma, gamma, ln b, a / b and ln(a / b) of :func:`bbgn19_delta`
-    (a = e^eps - 1), each within a few units of roundoff and finite (no e^eps0 or e^eps is ever
-    formed; a / b is taken directly, not from logarithms, as its error is multiplied by n);
-    ln(a / b) is -inf where tanh(eps / 2) underflows. Last, the size of the logarithms they are
-    made of, which scales their absolute rounding error."""
-    half = float(np.tanh(eps / 2))  # a / (e^eps + 1)
-    log_eps_term = float(np.logaddexp(eps, 0.0))  # ln(e^eps + 1)
+    eps: np.ndarray, eps0: float, randomizer: str | tuple
+) -> tuple[float, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For 0 < eps < eps0 (an array): ln gamma, gamma, ln b, a / b and ln(a / b) of
+    :func:`bbgn19_delta` (a = e^eps - 1), each within a few units of roundoff and finite (no
+    e^eps0 or e^eps is ever formed; a / b is taken directly, not from logarithms, as its error is
+    multiplied by n); ln(a / b) is -inf where tanh(eps / 2) underflows. Last, the size of the
+    logarithms they are made of, which scales their absolute rounding error."""
+    half = np.tanh(eps / 2)  # a / (e^eps + 1)
+    log_eps_term = np.logaddexp(eps, 0.0)  # ln(e^eps + 1)
     tail = float(np.exp(-eps0))
     with np.errstate(divide="ignore"):
-        log_half = float(np.log(half))
+        log_half = np.log(half)
     if randomizer == "generic":
         width = float(-np.expm1(-2 * eps0))  # (e^eps0 - e^-eps0) e^-eps0
         log_width = float(np.log(width))
-        size = log_eps_term + 2 * eps0 + abs(log_width) + abs(log_half)
+        size = log_eps_term + 2 * eps0 + abs(log_width) + np.abs(log_half)
         return (-eps0, tail, log_eps_term + eps0 + log_width, half * tail / width,
                 log_half - eps0 - log_width, size)
     k = int(randomizer[1])
@@ -424,7 +424,7 @@ def _blanket_parameters(
     rest = float(-np.expm1(-eps0)) / shared  # 1 - gamma
     log_gamma = float(np.log(k)) - eps0 - float(np.log1p((k - 1) * tail))
     log_rest = float(np.log(rest * k))
-    size = log_eps_term + 2 * eps0 + abs(log_rest) + abs(log_half) + float(np.log(k))
+    size = log_eps_term + 2 * eps0 + abs(log_rest) + np.abs(log_half) + float(np.log(k))
     return (log_gamma, k * tail / shared, log_rest + log_eps_term, half / (rest * k),
             log_half - log_rest, size)
 
@@ -448,22 +448,29 @@ def bbgn19_delta(eps: float, eps0: float, n: int, randomizer: str | tuple = "gen
     eps0_val = float(check_epsilon(eps0, "eps0"))
     n_val = check_integer(n, "n", 2)
     _check_randomizer(randomizer)  # on every branch, the early returns included
-    if eps_val >= eps0_val:
-        return 0.0
-    if eps_val == 0:
-        return 1.0
+    return float(_blanket_delta(eps_val, eps0_val, n_val, randomizer))
+
+
+def _blanket_delta(eps: ArrayLike, eps0: float, n: int, randomizer: str | tuple) -> np.ndarray:
+    """:func:`bbgn19_delta` for arguments already checked, vectorized over ``eps`` (its epsilon
+    search scans a grid with one call)."""
+    eps_arr = np.asarray(eps, dtype=float)
+    inside = (eps_arr > 0) & (eps_arr < eps0)
+    # the formula on 0 < eps < eps0 only (a stand-in elsewhere, replaced below)
+    at = np.where(inside, eps_arr, eps0 / 2)
     log_gamma, gamma, log_spread, a_over_b, log_a_over_b, size = _blanket_parameters(
-        eps_val, eps0_val, randomizer)
+        at, eps0, randomizer)
     ratio = 2 * a_over_b * a_over_b  # 2 a^2 / b^2
     # ln(b^2 / (4 a gamma n)) + n ln(1 - gamma (1 - e^(-2 a^2 / b^2)))
-    terms = (log_spread, -log_a_over_b, -np.log(4.0), -log_gamma, -np.log(float(n_val)),
-             n_val * np.log1p(gamma * np.expm1(-ratio)))
-    log_delta = float(np.sum(terms))
+    terms = (log_spread, -log_a_over_b, -np.log(4.0), -log_gamma, -np.log(float(n)),
+             n * np.log1p(gamma * np.expm1(-ratio)))
+    log_delta = sum(terms)
     # round up: a few units of roundoff of every term and of what they are made of (eps0,
     # ln tanh(eps / 2)), the final exponential's own included
-    log_delta += 8 * np.finfo(float).eps * (float(np.sum(np.abs(terms))) + size + 4)
+    log_delta = log_delta + 8 * np.finfo(float).eps * (sum(np.abs(t) for t in terms) + size + 4)
     # a bound below the smallest double rounds up to it, never down to 0 (it is positive)
-    return float(min(1.0, max(np.exp(min(log_delta, 0.0)), np.nextafter(0.0, 1.0))))
+    bound = np.minimum(1.0, np.maximum(np.exp(np.minimum(log_delta, 0.0)), np.nextafter(0.0, 1.0)))
+    return np.where(inside, bound, np.where(eps_arr >= eps0, 0.0, 1.0))
 
 
 def bbgn19_epsilon(
@@ -482,9 +489,11 @@ def bbgn19_epsilon(
     eps0_arr, n_arr, delta_arr = _check_common(eps0, n, delta)
 
     def one(e0: float, users: int, d: float) -> float:
-        return smallest_certified_eps(
-            lambda e: bbgn19_delta(e, e0, int(users), randomizer), e0, d, monotone=False
-        )
+        def delta_of(e: ArrayLike) -> np.ndarray:
+            return _blanket_delta(e, float(e0), int(users), randomizer)
+
+        return smallest_certified_eps(lambda e: float(delta_of(e)), e0, d, monotone=False,
+                                      on_grid=delta_of)
 
     return scalar_or_array(np.vectorize(one, otypes=[float])(eps0_arr, n_arr, delta_arr))
 
