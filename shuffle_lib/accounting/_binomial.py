@@ -68,13 +68,13 @@ def binomial_sf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
     return _finite(np.where(k_arr >= size_arr, 0.0, tail), "binomial tail")
 
 
-def binomial_pmf(k: ArrayLike, size: ArrayLike, prob: float) -> np.ndarray:
-    """P(Bin(size, prob) = k) for integers k (any sign), vectorized (Boost, relative accuracy;
-    0 outside the support)."""
-    k_arr = np.asarray(k)
-    size_arr = np.broadcast_to(np.asarray(size), k_arr.shape)
+def binomial_pmf(k: ArrayLike, size: ArrayLike, prob: ArrayLike) -> np.ndarray:
+    """P(Bin(size, prob) = k) for integers k (any sign), vectorized and broadcast over all three
+    (Boost, relative accuracy; 0 outside the support)."""
+    k_arr, size_arr, prob_arr = np.broadcast_arrays(np.asarray(k), np.asarray(size),
+                                                    np.asarray(prob, dtype=float))
     inside = (k_arr >= 0) & (k_arr <= size_arr)
-    pmf = np.where(inside, binom._pmf(np.clip(k_arr, 0, size_arr), size_arr, prob), 0.0)
+    pmf = np.where(inside, binom._pmf(np.clip(k_arr, 0, size_arr), size_arr, prob_arr), 0.0)
     return _finite(pmf, "binomial probability")
 
 
@@ -468,7 +468,7 @@ def poisson_binomial_pmf(
     tiny = sizes <= _BATCH_GROUP
     if tiny.any():  # whole supports, zero-padded to one length, combined in batches
         support = np.arange(int(sizes[tiny].max()) + 1)
-        rows = binom.pmf(support[None, :], sizes[tiny, None], values[tiny, None])  # 0 above m
+        rows = binomial_pmf(support[None, :], sizes[tiny, None], values[tiny, None])  # 0 above m
         batched = _batched_tree(rows)
         # each batched level doubles the groups of a row: 2^levels = (length - 1) / (m + 1 - 1)
         per_row = min(int(tiny.sum()), (batched[0].size - 1) // (support.size - 1))
@@ -480,7 +480,7 @@ def poisson_binomial_pmf(
         # small groups: the whole support (cheap); large ones: only their bulk, not all m + 1 values
         small = m <= _SMALL_GROUP
         low, high, lost = (0, int(m), 0.0) if small else binomial_bulk(int(m), float(r), tail)
-        parts.append((low, binom.pmf(np.arange(low, high + 1), int(m), float(r))))
+        parts.append((low, binomial_pmf(np.arange(low, high + 1), int(m), float(r))))
         rtols.append(float(value_rtol(int(m), max(abs(low - m * r), abs(high - m * r)))))
         dropped += lost + (UNDERFLOW if with_rtol else 0.0)
     while len(parts) > 1:
