@@ -91,6 +91,7 @@ NOT_SIZE_LIMITS = {
     "MARK_EVERY_POINT_MAX": "a plotting style threshold, not a limit",
     "ARRAY_MAX": "the shared ceiling on every array argument, above every per-function limit",
     "MAX_NOISE": "largest noise scale of synthetic_clusters (a value)",
+    "CHANNEL_EPS0_MAX": "largest local level of the random LDP channels (a value)",
     "DPS_MAX": "largest working precision of the 40-digit enumerations (digits, not a size)",
     "KRR_K_MAX": "largest number of categories of shuffled k-RR (a value: no work grows with k)",
     "KRR_EPS0_MAX": "largest local level of shuffled k-RR (a value)",
@@ -343,6 +344,13 @@ LIMITS: list[Limit] = [
               randomizers.krr_channel(2, 1.0), (0, 1),
               [0] * (max(m for m in range(2, 2000)
                          if (m + 1) * (m + 1) * 2 <= decomposition.ENUMERATION_MAX) - 1), 0.1)),
+    Limit(decomposition.extremal_ldp_channel, ("EXTREMAL_INPUTS_MAX",),
+          "inputs = EXTREMAL_INPUTS_MAX (a linear program with 2^12 - 1 columns)",
+          lambda: decomposition.extremal_ldp_channel(3.0, decomposition.EXTREMAL_INPUTS_MAX, 0)),
+    Limit(decomposition.interior_ldp_channel, ("CHANNEL_ENTRIES_MAX",),
+          "inputs * outputs = CHANNEL_ENTRIES_MAX",
+          lambda: decomposition.interior_ldp_channel(
+              3.0, 10, decomposition.CHANNEL_ENTRIES_MAX // 10, 0)),
     # ---------------------------------------------------------------- accounting.krr
     Limit(krr.shuffled_krr_exact_delta, ("KRR_N_MAX",), "n = KRR_N_MAX, k = 3",
           lambda: krr.shuffled_krr_exact_delta(1e-4, 0.5, krr.KRR_N_MAX, 3)),

@@ -14,7 +14,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
 
 from shuffle_lib.accounting import (
     clone_numerical_epsilon,
@@ -22,6 +21,8 @@ from shuffle_lib.accounting import (
     clone_reduction_delta,
 )
 from shuffle_lib.accounting.decomposition import (
+    extremal_ldp_channel,
+    interior_ldp_channel,
     neutral_clone_decomposition,
     neutral_clone_delta,
     neutral_clone_enumerated,
@@ -33,35 +34,25 @@ EPS0S = (0.5, 1.5, 3.0)
 EPS_GRID = (0.0, 0.1, 0.4, 1.0)
 
 
-def extremal_channel(eps0: float, inputs: int, rng: np.random.Generator) -> np.ndarray:
-    """A vertex of the eps0-LDP channels on ``inputs`` rows: columns proportional to
-    (p^b_1, ..., p^b_k), b in {0,1}^k, weights a vertex of {w >= 0: every row sums to 1}
-    (random objective), so most columns have ratio exactly p between some rows."""
-    p = math.exp(eps0)
-    patterns = np.array([b for b in itertools.product((0, 1), repeat=inputs)
-                         if 0 < sum(b) < inputs] + [(0,) * inputs])
-    columns = (p ** patterns).T  # inputs x patterns
-    result = linprog(rng.normal(size=len(patterns)), A_eq=columns,
-                     b_eq=np.ones(inputs), bounds=(0, None), method="highs")
-    assert result.status == 0
-    channel = columns * result.x
-    return channel[:, channel.sum(axis=0) > 1e-15]
-
-
-def random_channel(eps0: float, inputs: int, outputs: int, rng: np.random.Generator
-                   ) -> np.ndarray:
-    """A random eps0-LDP channel with entries inside the cone (ratios below p, not at it)."""
-    p = math.exp(eps0)
-    levels = rng.uniform(0, 1, size=(inputs, outputs))
-    base = rng.exponential(size=outputs)
-    raw = base * p ** levels
-    channel = raw / raw.sum(axis=1, keepdims=True)
-    # normalising may push a column past ratio p: shrink the spread until it is eps0-LDP
-    while np.log(channel.max(axis=0) / channel.min(axis=0)).max() > eps0:
-        levels *= 0.9
-        raw = base * p ** levels
-        channel = raw / raw.sum(axis=1, keepdims=True)
-    return channel
+def test_channel_generators_are_ldp_and_extremal_ones_are_vertices() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        eps0 = float(rng.choice([0.1, 1.0, 4.0, 15.0]))
+        inputs = int(rng.integers(2, 7))
+        vertex = extremal_ldp_channel(eps0, inputs, rng)
+        inside = interior_ldp_channel(eps0, inputs, int(rng.integers(1, 9)), rng)
+        for channel in (vertex, inside):
+            assert np.allclose(channel.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+            assert (channel > 0).all()
+        ratios = np.log(vertex.max(axis=0) / vertex.min(axis=0))
+        assert ratios.max() <= eps0 * (1 + 1e-9)
+        # a vertex of {w >= 0 : every row sums to 1} has at most one positive weight per row
+        assert vertex.shape[1] <= inputs
+        # every column is a pattern: each entry is its column's smallest one, or p times it
+        scaled = vertex / vertex.min(axis=0)
+        assert np.allclose(np.minimum(abs(scaled - 1), abs(scaled - math.exp(eps0))), 0,
+                           atol=1e-9 * math.exp(eps0))
+        assert np.log(inside.max(axis=0) / inside.min(axis=0)).max() < eps0
 
 
 def brute_force_shuffled_delta(channel: np.ndarray, targets: tuple[int, int],
@@ -81,7 +72,7 @@ def brute_force_shuffled_delta(channel: np.ndarray, targets: tuple[int, int],
 def test_exact_shuffled_divergence_agrees_with_brute_force() -> None:
     rng = np.random.default_rng(1)
     for eps0 in EPS0S:
-        channel = random_channel(eps0, 3, 3, rng)
+        channel = interior_ldp_channel(eps0, 3, 3, rng)
         for others in ([0, 2], [2, 2, 1], [1]):
             for eps in EPS_GRID:
                 exact = shuffled_channel_delta(channel, (0, 1), others, eps)
@@ -95,8 +86,8 @@ def test_the_decomposition_rebuilds_every_row(eps0: float) -> None:
     p = math.exp(eps0)
     for trial in range(40):
         inputs = 2 + trial % 3
-        channel = (extremal_channel(eps0, inputs, rng) if trial % 2
-                   else random_channel(eps0, inputs, 5, rng))
+        channel = (extremal_ldp_channel(eps0, inputs, rng) if trial % 2
+                   else interior_ldp_channel(eps0, inputs, 5, rng))
         parts = neutral_clone_decomposition(channel, eps0)
         assert 0 <= parts.alpha <= 1 / (p + 1) + 1e-15
         assert abs(parts.nu - (1 - (p + 1) * parts.alpha)) < 1e-9
@@ -126,8 +117,8 @@ def test_every_ldp_channel_stays_below_the_stronger_clone_pair(eps0: float) -> N
     worst_ratio = 0.0
     for trial in range(30):
         inputs = 3 + trial % 2
-        channel = (extremal_channel(eps0, inputs, rng) if trial % 3
-                   else random_channel(eps0, inputs, 4, rng))
+        channel = (extremal_ldp_channel(eps0, inputs, rng) if trial % 3
+                   else interior_ldp_channel(eps0, inputs, 4, rng))
         if channel.shape[1] > 6:
             channel = channel[:, :6] / channel[:, :6].sum(axis=1, keepdims=True)
             if np.log(channel.max(axis=0) / channel.min(axis=0)).max() > eps0:

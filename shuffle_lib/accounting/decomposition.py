@@ -30,11 +30,11 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
+from scipy.optimize import brentq, linprog
 from scipy.special import gammaln
 from scipy.stats import binom
 
-from shuffle_lib._validation import check_epsilon, check_integer, check_real
+from shuffle_lib._validation import RngLike, as_rng, check_epsilon, check_integer, check_real
 from shuffle_lib.accounting.finite import check_channel
 
 #: Most work :func:`shuffled_channel_delta` takes on: histograms x reports x outputs
@@ -44,6 +44,13 @@ ENUMERATION_MAX = 200_000
 NEUTRAL_N_MAX = 5_000
 #: Slack allowed when checking that a channel is eps0-LDP (rounding of its entries).
 LDP_RTOL = 1e-9
+#: Largest number of inputs of :func:`extremal_ldp_channel` (its linear program has
+#: :math:`2^{\text{inputs}}-1` columns).
+EXTREMAL_INPUTS_MAX = 12
+#: Largest inputs x outputs of :func:`interior_ldp_channel`.
+CHANNEL_ENTRIES_MAX = 10**7
+#: Largest local level of the two channel generators (their entries stay far from overflow).
+CHANNEL_EPS0_MAX = 20.0
 
 
 class _NeutralCloneParts(NamedTuple):
@@ -114,6 +121,74 @@ def neutral_clone_decomposition(
         alpha, nu, normalized(up0, alpha), normalized(up1, alpha), normalized(neutral_mass, nu),
         leftover,
     )
+
+
+def extremal_ldp_channel(eps0: float, inputs: int, rng: RngLike = None) -> np.ndarray:
+    r"""A random **vertex** of the :math:`\varepsilon_0`-LDP randomizers on ``inputs`` inputs:
+    the hardest cases for a claim about every such randomizer, as most of its likelihood ratios
+    equal :math:`p=e^{\varepsilon_0}` exactly.
+
+    A column (output) of an :math:`\varepsilon_0`-LDP channel is a vector of ``inputs``
+    positive numbers within a factor :math:`p` of each other; these vectors form a cone generated
+    by :math:`(p^{b_1},\dots,p^{b_k})`, :math:`b\in\{0,1\}^k` (the all-ones pattern is the
+    all-zeros one scaled, so it is left out). The channel is
+    :math:`\sum_b w_b\,(p^{b_1},\dots,p^{b_k})` with weights :math:`w\ge0` such that every row
+    sums to 1; the weights are a vertex of that polytope, found by minimizing a random linear
+    objective (HiGHS). Returns an ``inputs`` x outputs array (rows: inputs), one column per
+    pattern of positive weight.
+
+    ``eps0`` in (0, ``CHANNEL_EPS0_MAX``] (20), ``inputs`` in [2, ``EXTREMAL_INPUTS_MAX``] (12);
+    ``rng`` a Generator, seed or None. Used by the book's chapter "Tighter, and many rounds" and
+    by the tests of the neutral-clone decomposition.
+
+    >>> channel = extremal_ldp_channel(1.0, 3, rng=0)
+    >>> bool(np.allclose(channel.sum(axis=1), 1.0))
+    True
+    >>> bool(np.log(channel.max(axis=0) / channel.min(axis=0)).max() <= 1.0 + 1e-9)
+    True
+    """
+    level = check_real(eps0, "eps0", low=0.0, low_open=True, high=CHANNEL_EPS0_MAX)
+    rows = check_integer(inputs, "inputs", 2, EXTREMAL_INPUTS_MAX)
+    generator = as_rng(rng)
+    patterns = np.array([b for b in itertools.product((0, 1), repeat=rows)
+                         if 0 < sum(b) < rows] + [(0,) * rows])
+    columns = np.exp(level * patterns).T  # inputs x patterns
+    # feasible (the all-zeros pattern alone) and bounded (every coefficient is at least 1)
+    solution = linprog(generator.normal(size=len(patterns)), A_eq=columns, b_eq=np.ones(rows),
+                       bounds=(0, None), method="highs")
+    if solution.status != 0:  # pragma: no cover - HiGHS on a feasible, bounded program
+        raise RuntimeError(f"the linear program failed: {solution.message}")
+    channel = columns * solution.x
+    return channel[:, channel.sum(axis=0) > 1e-15]
+
+
+def interior_ldp_channel(eps0: float, inputs: int, outputs: int, rng: RngLike = None
+                         ) -> np.ndarray:
+    r"""A random :math:`\varepsilon_0`-LDP randomizer whose likelihood ratios all lie strictly
+    inside the bound: entries :math:`c_y\,p^{\ell_{xy}}` with :math:`p=e^{\varepsilon_0}`,
+    :math:`c_y` exponential and :math:`\ell_{xy}` uniform on :math:`[0,1/2)`, each row then
+    divided by its sum. Within a column the raw entries differ by less than :math:`p^{1/2}`, and so
+    do the row sums, so after division every ratio is below :math:`p`. Returns an ``inputs`` x
+    ``outputs`` array (rows: inputs).
+
+    ``eps0`` in (0, ``CHANNEL_EPS0_MAX``] (20), ``inputs`` at least 2, ``outputs`` at least 1,
+    ``inputs * outputs`` at most ``CHANNEL_ENTRIES_MAX`` (1e7); ``rng`` a Generator, seed or
+    None.
+
+    >>> channel = interior_ldp_channel(2.0, 3, 5, rng=0)
+    >>> channel.shape, bool(np.log(channel.max(axis=0) / channel.min(axis=0)).max() < 2.0)
+    ((3, 5), True)
+    """
+    level = check_real(eps0, "eps0", low=0.0, low_open=True, high=CHANNEL_EPS0_MAX)
+    rows = check_integer(inputs, "inputs", 2)
+    columns = check_integer(outputs, "outputs", 1)
+    if rows * columns > CHANNEL_ENTRIES_MAX:
+        raise ValueError(f"inputs * outputs must be at most {CHANNEL_ENTRIES_MAX:g}, got "
+                         f"{rows} * {columns}")
+    generator = as_rng(rng)
+    levels = generator.uniform(0.0, 0.5, size=(rows, columns))
+    raw = generator.exponential(size=columns) * np.exp(level * levels)
+    return raw / raw.sum(axis=1, keepdims=True)
 
 
 def _histograms(outputs: int, size: int) -> np.ndarray:
@@ -331,8 +406,13 @@ def neutral_clone_enumerated(eps: float, eps0: float, n: int, alpha: float) -> f
 
 
 __all__ = [
+    "CHANNEL_ENTRIES_MAX",
+    "CHANNEL_EPS0_MAX",
     "ENUMERATION_MAX",
+    "EXTREMAL_INPUTS_MAX",
     "NEUTRAL_N_MAX",
+    "extremal_ldp_channel",
+    "interior_ldp_channel",
     "neutral_clone_decomposition",
     "neutral_clone_delta",
     "neutral_clone_enumerated",
