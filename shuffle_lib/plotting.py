@@ -688,13 +688,14 @@ def explore_population_mix(
         floor[i] = shuffled_personalized_rr_epsilon(population, target)
     fig, axes = _explorer_axes((9.2, 3.8), 2)
     positions = np.arange(eps_levels.size)
-    axes[0].bar(positions, weights, color="0.6", label="share of users")
+    # the y-label names the bars (no legend), three y ticks: each artist is redrawn per update
+    axes[0].bar(positions, weights, color="0.6")
     axes[0].set_xticks(positions, [f"{level:g}" for level in eps_levels])
     axes[0].set_ylim(0, 1)
+    axes[0].set_yticks([0.0, 0.5, 1.0])
     axes[0].set_xlabel("local level εᵢ")
     axes[0].set_ylabel("share of users")
     axes[0].set_title("population", y=1.0)  # placed by hand: see _lighten_log_panel
-    axes[0].legend(frameon=False)
     with matplotlib.rc_context({"legend.fontsize": "small"}):  # plot_lines' legend, small
         plot_lines(sizes, {"GSPA μ-GDP (approximate)": gspa,
                            "clone reduction, exact (rigorous)": exact,
