@@ -4,9 +4,9 @@ Chapters import from here; every formula the book states is implemented once, in
 """
 
 #: The library's version, in one place (``pyproject.toml`` reads it from here): 2.0 is the
-#: book's second edition, 2.0.1 its patch release of accountants safe at every level;
-#: CHANGELOG.md lists what changed.
-__version__ = "2.0.1"
+#: book's second edition, 2.0.1 its patch release of accountants safe at every level, 2.1 the
+#: state-of-the-art accountants of Part II; CHANGELOG.md lists what changed.
+__version__ = "2.1.0"
 
 from shuffle_lib import accounting, learning
 from shuffle_lib.randomizers import (
