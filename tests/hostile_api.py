@@ -568,9 +568,10 @@ def vanishes(case: Case, outcome: Outcome, valid: Outcome) -> bool:
 
 def verdict(
     case: Case, outcome: Outcome, valid: Outcome, may_return_infinity: bool,
-    accountant: bool = False,
+    accountant: bool = False, shape_follows_value: bool = False,
 ) -> str | None:
-    """``None`` when the outcome is acceptable, otherwise the reason it is not."""
+    """``None`` when the outcome is acceptable, otherwise the reason it is not
+    (``shape_follows_value``: the result's shape may depend on a real argument's value)."""
     if outcome.kind in ("timeout", "crashed"):
         return outcome.detail
     if outcome.kind == "raised":
@@ -587,7 +588,7 @@ def verdict(
         return "returned NaN"
     if outcome.has_inf and not may_return_infinity:
         return "returned an infinity"
-    if case.keeps_shape and outcome.shape != valid.shape:
+    if case.keeps_shape and not shape_follows_value and outcome.shape != valid.shape:
         return f"returned shape {outcome.shape}, the valid call returns {valid.shape}"
     if accountant and vanishes(case, outcome, valid):
         return (f"returned epsilon 0 at {case.argument} = {case.swept[1]:g} (less private than "
@@ -699,11 +700,13 @@ def case_family(case: Case) -> str:
 
 def judge(
     cases: list[Case], outcomes: list[Outcome], may_return_infinity: set[str],
-    accountants: set[str] | None = None,
+    accountants: set[str] | None = None, shape_follows_value: set[str] | None = None,
 ) -> dict[str, list[str]]:
     """Failures per object: ``"argument=label: reason"`` strings. ``accountants`` are the
-    epsilon accountants (``is_epsilon_accountant``), checked for a vanishing epsilon."""
+    epsilon accountants (``is_epsilon_accountant``), checked for a vanishing epsilon;
+    ``shape_follows_value`` the objects whose result shape may depend on a real argument."""
     accountants = accountants or set()
+    shape_follows_value = shape_follows_value or set()
     valid = {c.qualname: o for c, o in zip(cases, outcomes, strict=True) if c.label == "valid"}
     failures: dict[str, list[str]] = {}
     for case, outcome in zip(cases, outcomes, strict=True):
@@ -712,7 +715,8 @@ def judge(
             reason = f"the example call failed: {outcome.detail}" if failed else None
         else:
             reason = verdict(case, outcome, valid[case.qualname],
-                             case.qualname in may_return_infinity, case.qualname in accountants)
+                             case.qualname in may_return_infinity, case.qualname in accountants,
+                             case.qualname in shape_follows_value)
         if reason:
             failures.setdefault(case.qualname, []).append(f"{case.argument}={case.label}: {reason}")
     return failures
@@ -721,7 +725,7 @@ def judge(
 if __name__ == "__main__":  # python tests/hostile_api.py [--full-grid] [substring]: failures
     import sys
 
-    from test_hostile_inputs import MAY_RETURN_INFINITY, TIME_LIMIT_SECONDS
+    from test_hostile_inputs import MAY_RETURN_INFINITY, SHAPE_FOLLOWS_VALUE, TIME_LIMIT_SECONDS
 
     if "--full-grid" in sys.argv:  # every function over the whole SWEEP_GRID, however slow
         sys.argv.remove("--full-grid")
@@ -730,7 +734,8 @@ if __name__ == "__main__":  # python tests/hostile_api.py [--full-grid] [substri
     started = time.perf_counter()
     _, all_cases, results = run_suite(selected, TIME_LIMIT_SECONDS)
     found = judge(all_cases, results, set(MAY_RETURN_INFINITY),
-                  {q for q, o in selected.items() if is_epsilon_accountant(q, o)})
+                  {q for q, o in selected.items() if is_epsilon_accountant(q, o)},
+                  set(SHAPE_FOLLOWS_VALUE))
     for qualname, reasons in found.items():
         print(qualname)
         for reason in reasons:
