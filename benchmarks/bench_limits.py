@@ -69,6 +69,7 @@ from shuffle_lib.sample_complexity import MAX_K_OVER_ALPHA, TASKS, plugged_sampl
 from shuffle_lib.swapping import (
     MAX_EXACT_STRATUM,
     MAX_EXACT_UNIVERSE,
+    exact_stratified_swapping_epsilon,
     exact_swapping_epsilon,
     invariant_universe,
     pairwise_swapping_losses,
@@ -746,6 +747,16 @@ LIMITS: list[Limit] = [
                   "size", "county", 0.5))
         for function in (pairwise_swapping_losses, exact_swapping_epsilon)
     ),
+    # the same two frames with a swap rate per stratum (rates of the chapter's plans)
+    Limit(exact_stratified_swapping_epsilon, ("MAX_EXACT_STRATUM", "MAX_EXACT_UNIVERSE"),
+          "universe 8 x 15 x 15 = 1800 <= MAX_EXACT_UNIVERSE, a stratum of MAX_EXACT_STRATUM",
+          lambda: exact_stratified_swapping_epsilon(_pairwise_frame(), "size", "county",
+                                                    [0.9, 0.5, 0.3])),
+    Limit(exact_stratified_swapping_epsilon, ("MAX_STRATUM_UNIVERSE", "MAX_STRATUM_TABLE"),
+          "one stratum: MAX_STRATUM_UNIVERSE members, MAX_STRATUM_TABLE entries",
+          lambda: exact_stratified_swapping_epsilon(pd.DataFrame(
+              {"size": 1, "county": list("ABCDEF"), "tenure": list("abcdef")}),
+              "size", "county", [0.5])),
     # ---------------------------------------------------------------- topdown
     Limit(topdown.discrete_gaussian, ("MAX_DRAWS",), "size = MAX_DRAWS",
           lambda: topdown.discrete_gaussian(1e4, size=topdown.MAX_DRAWS, rng=0), budget=0.5,

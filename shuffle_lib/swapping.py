@@ -39,6 +39,7 @@ from shuffle_lib._jit import cached_njit
 from shuffle_lib._validation import (
     RngLike,
     as_rng,
+    check_array,
     check_instance,
     check_integer,
     check_probability,
@@ -743,3 +744,121 @@ def swapping_bound_slack(b: int) -> float:
     sign = 1.0 if size % 2 == 0 else -1.0
     return 0.5 * math.log1p((3 * size + 1) / (size * (size - 1))) - 0.5 * math.log1p(
         -sign * inverse / size)
+
+
+def _stratum_rates(rates: ArrayLike, n_strata: int) -> np.ndarray:
+    """``rates`` as one swap rate per stratum, each in the open interval (0, 1)."""
+    checked = check_array(rates, "rates", ndim=1)
+    if checked.size != n_strata:
+        raise ValueError(f"rates must hold one swap rate per stratum ({n_strata} strata, numbered "
+                         f"as by stratum_codes), got {checked.size}")
+    if not ((checked > 0) & (checked < 1)).all():
+        raise ValueError(f"rates must lie in the open interval (0, 1), got {rates!r:.80}")
+    return checked
+
+
+def stratified_swapping_epsilons(records: pd.DataFrame, match_key: Columns, rates: ArrayLike
+                                 ) -> pd.DataFrame:
+    r"""Budgets of the Permutation Algorithm run with a swap rate :math:`p_j` of its own in each
+    stratum :math:`j` (a *variable swap rate*, listed as an extension on the closing slide of
+    Bailie, Gong & Meng 2023; the per-stratum statement is our reading of their theorem's proof).
+    With :math:`o_j=p_j/(1-p_j)` and :math:`b_j=n_j` if stratum :math:`j` holds two different
+    records (compared on all columns), :math:`b_j=0` otherwise,
+
+    .. math:: \varepsilon_j=\max\{\ln o_j,\ \ln(b_j+1)-\ln o_j\}\quad(b_j>0),\qquad
+              \varepsilon_j=0\quad(b_j=0),
+
+    and two datasets of one invariant universe that differ in :math:`m_j` records of stratum
+    :math:`j` have a privacy loss at most :math:`\sum_j m_j\varepsilon_j`; the whole release is
+    therefore pure DP given its invariants with budget :math:`\max_j\varepsilon_j`. Returns one
+    row per stratum, numbered as by :func:`stratum_codes` (``rates[j]`` is the rate of stratum
+    ``j``), with columns ``size`` (:math:`n_j`), ``b`` (:math:`b_j`), ``rate`` and ``epsilon``.
+    Rates must lie in :math:`(0,1)`, where the theorem holds; :math:`O(n)` in the records.
+    Records are compared on *all* columns, as by :func:`largest_stratum`: a column that tells
+    every record apart, such as a household ID, makes :math:`b_j=n_j` for every stratum of two or
+    more records, even one whose records agree on every released column. Since
+    :math:`\varepsilon_j` grows with :math:`b_j`, the result is still a valid bound for the release
+    without that column, but a looser one: pass only the released columns.
+
+    >>> frame = pd.DataFrame({"size": [2, 2, 3, 3, 3], "county": ["A", "B", "A", "B", "C"]})
+    >>> budgets = stratified_swapping_epsilons(frame, "size", [0.5, 0.2])
+    >>> budgets["b"].tolist(), [round(e, 4) for e in budgets["epsilon"]]
+    ([2, 3], [1.0986, 2.7726])
+    """
+    codes = stratum_codes(records, match_key)
+    n_strata = int(codes.max()) + 1
+    rate = _stratum_rates(rates, n_strata)
+    sizes = np.bincount(codes, minlength=n_strata)
+    distinct = np.bincount(stratum_codes(records.drop_duplicates(), match_key), minlength=n_strata)
+    # stratum_codes numbers strata by first appearance, which drop_duplicates keeps
+    b = np.where(distinct >= 2, sizes, 0).astype(np.int64)
+    eps = np.asarray(swapping_epsilon(b, rate), dtype=float).reshape(-1)
+    return pd.DataFrame({"size": sizes.astype(np.int64), "b": b, "rate": rate, "epsilon": eps},
+                        index=pd.RangeIndex(n_strata, name="stratum"))
+
+
+def exact_stratified_swapping_epsilon(records: pd.DataFrame, match_key: Columns,
+                                      swap_var: Columns, rates: ArrayLike
+                                      ) -> tuple[np.ndarray, float]:
+    r"""Exact budgets of the Permutation Algorithm with a swap rate :math:`p_j` per stratum
+    (Bailie, Gong & Meng 2023, variable swap rate on the closing slide), by enumeration: for each
+    stratum :math:`j`, the largest loss per unit of :math:`d^u_{\text{HamS}}` between two datasets
+    of the invariant universe that differ only in stratum :math:`j`,
+
+    .. math:: \varepsilon^{\text{exact}}_j=\max_{\mathbf X\ne\mathbf X'\text{ differing in }j}
+              \frac{\max_{\mathbf Z}|\ln\Pr(T(\mathbf X)=\mathbf Z)
+              -\ln\Pr(T(\mathbf X')=\mathbf Z)|}{d^u_{\text{HamS}}(\mathbf X,\mathbf X')}
+
+    (0 if the stratum's universe has one member), and the whole release's exact budget, the
+    largest loss per unit of distance over *every* pair of the universe, computed pair by pair.
+    :func:`stratified_swapping_epsilons` bounds each :math:`\varepsilon^{\text{exact}}_j` by its
+    :math:`\varepsilon_j`. Strata are numbered as by :func:`stratum_codes`; rates lie in
+    :math:`(0,1)`, where every budget is finite. Same limits as
+    :func:`pairwise_swapping_losses` (``MAX_EXACT_UNIVERSE`` datasets, ``MAX_STRATUM_UNIVERSE``
+    per stratum, ``MAX_STRATUM_TABLE`` entries per stratum's table), checked before any table.
+    Records are compared on all columns, so a column such as a household ID counts as a held
+    variable: every re-pairing then makes a different dataset, and the universe and its exact
+    budgets are those of the file with IDs, not of the released table; drop such columns first.
+
+    >>> frame = pd.DataFrame({"size": [2, 2, 3, 3, 3], "county": ["A", "B", "A", "B", "C"],
+    ...                       "tenure": ["own", "rent", "own", "rent", "rent"]})
+    >>> per_stratum, whole = exact_stratified_swapping_epsilon(frame, "size", "county", [0.2, 0.5])
+    >>> per_stratum.round(4).tolist(), round(whole, 4)
+    ([1.3863, 0.1438], 1.3863)
+    """
+    strata, positions = _strata_rows(records, match_key, swap_var)
+    rate = _stratum_rates(rates, len(strata))
+    keys = [(tuple(rows), tuple(positions)) for rows in strata]
+    sizes = [len(_stratum_members(*key)) for key in keys]
+    total = math.prod(sizes)
+    if total > MAX_EXACT_UNIVERSE:
+        raise ValueError(f"the invariant universe holds {total} datasets; exact budgets are "
+                         f"limited to {MAX_EXACT_UNIVERSE} (the pairs grow as its square)")
+    if max(sizes) > MAX_STRATUM_UNIVERSE:
+        raise ValueError(f"a stratum's invariant universe holds {max(sizes)} datasets; exact "
+                         f"budgets are limited to {MAX_STRATUM_UNIVERSE} per stratum")
+    for rows, size in zip(strata, sizes, strict=True):
+        if size * math.factorial(len(rows)) > MAX_STRATUM_TABLE:
+            raise ValueError(f"a stratum of {len(rows)} records has {size} datasets in its "
+                             f"universe: its table of {size} x {len(rows)}! permutations is "
+                             f"above the limit of {MAX_STRATUM_TABLE} entries per stratum")
+    tables = [_stratum_tables(*key) for key in keys]
+    extremes = [_pair_extremes(table.log_law(float(p))) for table, p in zip(tables, rate,
+                                                                            strict=True)]
+    per_stratum = np.zeros(len(tables))
+    for s, (table, (largest, smallest)) in enumerate(zip(tables, extremes, strict=True)):
+        if sizes[s] > 1:
+            apart = ~np.eye(sizes[s], dtype=bool)
+            worst = np.maximum(largest, -smallest)[apart] / table.distance[apart]
+            per_stratum[s] = float(worst.max()) + 0.0  # no -0.0
+    if total == 1:
+        return per_stratum, 0.0
+    index = np.indices(sizes).reshape(len(sizes), -1)  # every dataset as one member per stratum
+    first, second = np.triu_indices(total, 1)
+    up, down, distance = np.zeros(first.size), np.zeros(first.size), np.zeros(first.size)
+    for s, (table, (largest, smallest)) in enumerate(zip(tables, extremes, strict=True)):
+        a, b = index[s, first], index[s, second]
+        up += largest[a, b]
+        down -= smallest[a, b]
+        distance += table.distance[a, b]
+    return per_stratum, float((np.maximum(up, down) / distance).max())
