@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 from run import Benchmark
@@ -116,6 +117,15 @@ UNREACHED: dict[tuple[str, str], str] = {
 
 _SLOT: dict[str, Any] = {}
 _T = TypeVar("_T")
+
+
+_GRAPH_K = 100  # dsigma.MAX_GRAPH_NEAREST // dsigma.MAX_GRAPH_NODES (asserted below)
+assert _GRAPH_K * dsigma.MAX_GRAPH_NODES == dsigma.MAX_GRAPH_NEAREST
+
+
+def _largest_social_graph():
+    """The generated social graph of the d_sigma attack chapter at MAX_GRAPH_NODES people."""
+    return dsigma.social_graph(dsigma.MAX_GRAPH_NODES, rng=0)[0]
 
 
 def _inputs(key: str, build: Callable[[], _T]) -> _T:
@@ -570,6 +580,24 @@ LIMITS: list[Limit] = [
           lambda: dsigma.groups_nearest(
               _inputs("nearest", lambda: _uniform_points(dsigma.MAX_NEAREST // 25)), 25),
           budget=4.0, promise="MAX_NEAREST: about a microsecond per member", repeats=2),
+    Limit(dsigma.groups_nearest_in_graph, ("MAX_GRAPH_NEAREST",),
+          "n x k = MAX_GRAPH_NEAREST (n = MAX_GRAPH_NODES)",
+          lambda: dsigma.groups_nearest_in_graph(
+              _inputs("graph", _largest_social_graph), _GRAPH_K), repeats=2),
+    Limit(dsigma.graph_attack_sources, ("MAX_GRAPH_NEAREST",),
+          "n x k = MAX_GRAPH_NEAREST (n = MAX_GRAPH_NODES, r = 2)",
+          lambda: dsigma.graph_attack_sources(
+              _inputs("graph", _largest_social_graph), 2, _GRAPH_K, rng=0), repeats=2),
+    Limit(dsigma.graph_attack_sources, ("MAX_GRAPH_REACH",),
+          "star of isqrt(MAX_GRAPH_REACH) - 3 leaves, r = 2: (L+1)^2 + 4L entries bounded",
+          lambda: dsigma.graph_attack_sources(
+              _inputs("star", lambda: nx.star_graph(math.isqrt(dsigma.MAX_GRAPH_REACH) - 3)),
+              2, 1, rng=0), repeats=2),
+    Limit(dsigma.social_graph, ("MAX_GRAPH_NODES",), "n = MAX_GRAPH_NODES",
+          lambda: dsigma.social_graph(dsigma.MAX_GRAPH_NODES, rng=0)),
+    Limit(dsigma.spectral_positions, ("MAX_GRAPH_NODES",), "n = MAX_GRAPH_NODES (16 columns)",
+          lambda: dsigma.spectral_positions(_inputs("graph", _largest_social_graph), 16),
+          repeats=2),
     Limit(dsigma.kendall_neighbour_changes, ("MAX_ITEMS",), "len(orders) x n^2 = MAX_ITEMS",
           lambda: dsigma.kendall_neighbour_changes(
               np.arange(_KENDALL_N),

@@ -1196,3 +1196,271 @@ def hamming_class_count(n: int, subset_size: int, a: int, b: int, d: int) -> int
     return (math.comb(ell, a_) * math.comb(ell - a_, b_) * math.comb(size - ell, a_)
             * math.comb(size - ell - a_, d_) * _avoiding_arrangements(b_, a_)
             * _avoiding_arrangements(d_, a_))
+
+
+MAX_GRAPH_NEAREST = 10**6  # groups_nearest_in_graph, graph_attack_sources: n * k members listed
+MAX_GRAPH_REACH = 10**7  # graph_attack_sources: bound on the entries of one ball product
+
+
+def _graph_csr(graph: nx.Graph, name: str) -> sparse.csr_array:
+    """The adjacency of an undirected graph on nodes ``0..n-1`` as a CSR array whose rows list
+    each node's neighbours by increasing index (edge weights ignored)."""
+    check_instance(graph, name, nx.Graph)
+    n = graph.number_of_nodes()
+    if graph.is_directed() or n == 0 or set(graph.nodes) != set(range(n)):
+        raise ValueError(f"{name} must be undirected with nodes exactly 0..n-1")
+    adjacency = nx.to_scipy_sparse_array(graph, nodelist=range(n), weight=None, format="csr",
+                                         dtype=bool)
+    adjacency.sort_indices()
+    return adjacency
+
+
+def groups_nearest_in_graph(graph: nx.Graph, k: int) -> Groups:
+    r"""Fixed-size groups on a social graph: group of person ``i`` is the ``k`` people closest to
+    node ``i`` in path length, ``i`` included (Meehan et al. 2022, Section 4.2: a group "of a
+    specific size", e.g. 50 people, instead of a radius). Formally :math:`G_i` is the first
+    ``k`` nodes of the breadth-first search from ``i`` that visits each node's neighbours by
+    increasing index, so every member is at most as far from ``i`` as every non-member, and ties
+    at the boundary distance go to the earlier-discovered nodes. A component of fewer than ``k``
+    nodes gives its owners the whole component. Members are listed in discovery order (the owner
+    first). Edge weights are ignored. The search stops once ``k`` people are found and reads at
+    most the first ``k`` neighbours of each node it expands (at most as many as have been found
+    can be old), so the work is ``O(n * k**2)`` even on hubs: ``n * k`` is at most
+    ``10**6`` (``MAX_GRAPH_NEAREST``), checked before any work.
+
+    >>> [g.tolist() for g in groups_nearest_in_graph(nx.star_graph(3), 2)]
+    [[0, 1], [1, 0], [2, 0], [3, 0]]
+    >>> [g.tolist() for g in groups_nearest_in_graph(nx.path_graph(4), 3)]
+    [[0, 1, 2], [1, 0, 2], [2, 1, 3], [3, 2, 1]]
+    """
+    size = check_integer(k, "k", 1)
+    check_instance(graph, "graph", nx.Graph)
+    n = graph.number_of_nodes()
+    if n * size > MAX_GRAPH_NEAREST:
+        raise ValueError(f"graph and k list n * k = {n} * {size} members, more than "
+                         f"{MAX_GRAPH_NEAREST} (MAX_GRAPH_NEAREST)")
+    adjacency = _graph_csr(graph, "graph")
+    ptr, neighbours = adjacency.indptr, adjacency.indices.astype(np.int64)
+    stamp = np.full(n, -1, dtype=np.int64)  # stamp[v] == s: v already found from source s
+    groups: Groups = []
+    for source in range(n):
+        stamp[source] = source
+        found = [np.array([source], dtype=np.int64)]
+        count, queue, head = 1, [source], 0
+        while count < size and head < len(queue):
+            u = queue[head]
+            head += 1
+            # at most `count` of u's neighbours are found already, so its first `size` ones
+            # hold the first size - count new ones: a hub costs O(k), not O(degree)
+            around = neighbours[ptr[u]:min(ptr[u + 1], ptr[u] + size)]
+            new = around[stamp[around] != source][: size - count]
+            stamp[new] = source
+            found.append(new)
+            queue.extend(new.tolist())
+            count += new.size
+        groups.append(np.concatenate(found))
+    return groups
+
+
+def graph_attack_sources(graph: nx.Graph, r: int, k: int = 25, rng: RngLike = None
+                         ) -> np.ndarray:
+    r"""The majority-vote attacker's sources on a social graph: for every person, ``k`` *other*
+    people drawn uniformly at random without replacement among those within path length ``r``
+    (Meehan et al. 2022, Section 5, Twitch: no privileged information, so the 25 sources are
+    random neighbours). Returns an ``(n, k)`` index array padded with -1 where fewer than ``k``
+    people are that close, the input of :func:`shuffle_lib.attacks.vulnerable`. The balls are
+    those of :func:`groups_from_graph` (sparse powers of the adjacency matrix; their memory is the
+    sum of the ball sizes). ``n * k`` is at most ``10**6`` (``MAX_GRAPH_NEAREST``),
+    checked before any work; before each product that grows the balls by one hop, the entries
+    it can produce, :math:`\sum_i\sum_{j\in B_i}(\deg j+1)`, must be at most ``10**7``
+    (``MAX_GRAPH_REACH``; hubs within ``r - 1`` hops of many people break it, e.g. a star of
+    ``10**4`` leaves at ``r = 2``).
+
+    >>> graph_attack_sources(nx.path_graph(3), 1, k=2, rng=0)[[0, 2]].tolist()
+    [[1, -1], [1, -1]]
+    """
+    size = check_integer(k, "k", 1)
+    check_instance(graph, "graph", nx.Graph)
+    n = graph.number_of_nodes()
+    if n * size > MAX_GRAPH_NEAREST:
+        raise ValueError(f"graph and k list n * k = {n} * {size} sources, more than "
+                         f"{MAX_GRAPH_NEAREST} (MAX_GRAPH_NEAREST)")
+    hops = check_integer(r, "r", 0)
+    adjacency = _graph_csr(graph, "graph")
+    gen = as_rng(rng)
+    identity = sparse.eye_array(n, dtype=bool, format="csr")
+    step = (adjacency + identity).astype(bool)
+    weight = np.diff(step.indptr).astype(np.float64)  # deg j + 1: entries row j adds to a product
+    reach = identity
+    for _ in range(min(hops, n)):  # the balls of radius r, as in groups_from_graph
+        bound = float((reach @ weight).sum())
+        if bound > MAX_GRAPH_REACH:
+            raise ValueError(f"graph and r: the balls of radius r need a product of up to "
+                             f"{bound:.3g} entries, more than {MAX_GRAPH_REACH} "
+                             f"(MAX_GRAPH_REACH); lower r")
+        grown = (reach @ step).astype(bool)
+        if grown.nnz == reach.nnz:
+            break
+        reach = grown
+    reach = sparse.csr_array(reach)
+    reach.sort_indices()
+    owners = np.repeat(np.arange(n), np.diff(reach.indptr))
+    others = reach.indices.astype(np.int64)
+    keep = owners != others
+    owners, others = owners[keep], others[keep]
+    order = np.argsort(2 * owners + gen.random(owners.size))  # by owner, then at random
+    owners, others = owners[order], others[order]
+    starts = np.searchsorted(owners, np.arange(n))
+    rank = np.arange(owners.size) - starts[owners]
+    chosen = rank < size
+    out = np.full((n, size), -1, dtype=np.int64)
+    out[owners[chosen], rank[chosen]] = others[chosen]
+    return out
+
+
+def privacy_loss_from_table(likelihood: ArrayLike, groups: list[ArrayLike]) -> float:
+    r"""The d_sigma privacy loss of any mechanism, read off Definition 4.3 of Meehan et al. (2022)
+    from its table of output probabilities. Row ``k`` of ``likelihood`` is the law of the output
+    when one fixed report sequence :math:`y` enters in the ``k``-th input order :math:`\sigma_k`
+    (every permutation of ``0..n-1`` in lexicographic order, as
+    :func:`shuffle_lib.inference.all_orders` lists them; ``n = len(groups)``):
+    ``likelihood[k, w]`` is :math:`P[A(\sigma_k(y))=w]`. Returns
+
+    .. math:: \max_i\ \max_{\sigma\approx_{G_i}\sigma'}\ \max_w\
+              \log\frac{P[A(\sigma(y))=w]}{P[A(\sigma'(y))=w]},
+
+    the smallest :math:`\alpha` for which the definition holds at this :math:`y`, over the
+    outputs ``w`` possible under at least one of the two orders: ``inf`` (exactly) when an output
+    is possible under one input order and impossible under a neighbour, 0 when every group is a
+    single person. Sets of outputs need no separate check, since a ratio of two sums of
+    non-negative terms is at most the largest ratio of matching terms. Neighbours
+    :math:`\sigma\approx_{G_i}\sigma'` agree at every position outside :math:`G_i`
+    (Definition 4.2), so for each group the input orders fall into classes of :math:`|G_i|!`
+    mutual neighbours, and the loss is the largest spread of :math:`\log P` within a class, down
+    one column.
+
+    The outputs can be anything: the releases of a shuffler (for one that publishes ``y[o]`` with
+    distinct reports, the table is :func:`shuffle_lib.inference.assignment_likelihood` of its
+    law of orders), a post-processed release (the table times a stochastic matrix), a mixture of
+    mechanisms (a mixture of tables) or the outputs of two independent runs (row-wise outer
+    products). Rows must sum to 1 (within 1e-9). ``n <= 8`` and at most ``10**7`` cells
+    (``n!`` rows times the outputs), both checked from the shapes before any copy; the work is a
+    few passes over the table.
+
+    >>> round(privacy_loss_from_table([[0.75, 0.25], [0.25, 0.75]], [[0, 1], [1, 0]]), 4)  # log 3
+    1.0986
+    """
+    _check_sequence(groups, "groups")
+    _count_at_most(groups, "groups", 8, "privacy_loss_from_table")
+    n = len(groups)
+    rows = math.factorial(n) if n else 0
+    if isinstance(likelihood, np.ndarray) and likelihood.size > 10**7:
+        raise ValueError(f"likelihood has {likelihood.size} cells, more than the limit 10**7")
+    checked = check_groups(groups)
+    table = check_array(likelihood, "likelihood", ndim=2, low=0.0)
+    if table.size > 10**7:
+        raise ValueError(f"likelihood has {table.size} cells, more than the limit 10**7")
+    if table.shape[0] != rows:
+        raise ValueError(f"likelihood needs one row per input order: {n}! = {rows} rows for "
+                         f"{n} groups, got shape {table.shape}")
+    if np.abs(table.sum(axis=1) - 1.0).max() > 1e-9:
+        raise ValueError("every row of likelihood must be a probability law (sum to 1)")
+    orders = _all_permutations(n)
+    with np.errstate(divide="ignore"):
+        logs = np.log(table)
+    worst = 0.0
+    for group in {tuple(sorted(g.tolist())) for g in checked}:
+        if len(group) < 2:
+            continue
+        # the positions outside the group identify a class of mutual neighbours
+        key = np.where(np.isin(np.arange(n), group), n, orders)
+        code = key @ ((n + 1) ** np.arange(n, dtype=np.int64))  # n <= 8: fits int64
+        by_class = np.argsort(code, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(code[by_class]) != 0])
+        high = np.maximum.reduceat(logs[by_class], starts, axis=0)
+        low = np.minimum.reduceat(logs[by_class], starts, axis=0)
+        possible = high > -np.inf
+        if (low[possible] == -np.inf).any():
+            return math.inf
+        if possible.any():
+            worst = max(worst, float(np.max(high[possible] - low[possible])))
+    return worst
+
+
+MAX_GRAPH_NODES = 10**4  # social_graph, spectral_positions: nodes of a generated graph
+
+
+def social_graph(n: int, m: int = 3, p: float = 0.5, rounds: int = 4, rng: RngLike = None
+                 ) -> tuple[nx.Graph, np.ndarray]:
+    r"""A stand-in for a friendship network with a sensitive bit that friends tend to share: the
+    power-law cluster graph of Holme & Kim (2002) (``networkx.powerlaw_cluster_graph``: each new
+    node links to ``m`` existing ones by preferential attachment and closes a triangle after each
+    link with probability ``p``, so degrees have a power-law tail and friends of friends are often
+    friends), and a value :math:`x_i\in\{0,1\}` obtained by smoothing a standard Gaussian field
+    ``rounds`` times over the graph, :math:`u\leftarrow (u + Au)/(1+\deg)` (each node takes the
+    mean over itself and its friends), and cutting it at its median. Used as a substitute for the
+    Twitch graph of Meehan et al. (2022, Section 5), which is not shipped. networkx numbers the
+    nodes by arrival (node 0 is among the oldest and best connected), which would make index
+    order meaningful (ties broken by index would favour the oldest friend); the nodes are
+    therefore relabelled by a uniformly random permutation drawn from ``rng``, so an index says
+    nothing about a person.
+    ``2 <= m + 1 <= n <= 10**4`` (``MAX_GRAPH_NODES``; about a second), ``0 <= p <= 1``,
+    ``0 <= rounds <= 10**4``; ``rounds = 0`` gives values unrelated to the graph. Returns
+    ``(graph, x)``.
+
+    >>> graph, x = social_graph(50, rng=0)
+    >>> graph.number_of_edges(), int(x.sum())
+    (141, 25)
+    """
+    size = check_integer(n, "n", 2, MAX_GRAPH_NODES)
+    links = check_integer(m, "m", 1, size - 1)
+    closing = check_real(p, "p", low=0.0, high=1.0)
+    steps = check_integer(rounds, "rounds", 0, 10**4)
+    gen = as_rng(rng)
+    grown = nx.powerlaw_cluster_graph(size, links, closing, seed=int(gen.integers(2**31)))
+    label = gen.permutation(size)  # arrival time -> random index
+    graph = nx.Graph()
+    graph.add_nodes_from(range(size))
+    graph.add_edges_from((int(label[u]), int(label[v])) for u, v in grown.edges)
+    adjacency = nx.to_scipy_sparse_array(graph, nodelist=range(size), weight=None,
+                                         format="csr", dtype=float)
+    degree = np.asarray(adjacency.sum(axis=1)).ravel()
+    field_ = gen.standard_normal(size)
+    for _ in range(steps):
+        field_ = (field_ + adjacency @ field_) / (1.0 + degree)
+    return graph, (field_ > np.median(field_)).astype(np.int64)
+
+
+def spectral_positions(graph: nx.Graph, dims: int = 16) -> np.ndarray:
+    r"""Public coordinates for the people of a graph: the ``dims`` eigenvectors of the normalized
+    adjacency :math:`D^{-1/2}AD^{-1/2}` with the largest eigenvalues after the first (the first
+    only encodes the degrees), one row per node: people whose friends overlap get nearby rows.
+    Used in place of Meehan et al.'s (2022, Section 5) public attribute for Twitch, a person's
+    row of the adjacency matrix, when a model must predict from position. Every node needs a
+    friend; ``1 <= dims <= n - 2`` and ``n <= 10**4`` (``MAX_GRAPH_NODES``; seconds). Computed
+    with ``scipy.sparse.linalg.eigsh`` from a fixed start vector (the signs of the columns are
+    arbitrary).
+
+    >>> spectral_positions(nx.cycle_graph(8), 2).shape
+    (8, 2)
+    """
+    from scipy.sparse.linalg import eigsh
+
+    check_instance(graph, "graph", nx.Graph)
+    n = graph.number_of_nodes()
+    if n > MAX_GRAPH_NODES:
+        raise ValueError(f"graph has {n} nodes, more than {MAX_GRAPH_NODES} (MAX_GRAPH_NODES)")
+    adjacency = _graph_csr(graph, "graph").astype(float)
+    if n < 3:
+        raise ValueError(f"graph must have at least 3 nodes, got {n}")
+    size = check_integer(dims, "dims", 1, n - 2)
+    degree = np.asarray(adjacency.sum(axis=1)).ravel()
+    if (degree == 0).any():
+        raise ValueError(f"every node of graph needs a friend; node {int(np.argmin(degree))} "
+                         f"has none")
+    scale = sparse.diags_array(1.0 / np.sqrt(degree))
+    normalized = scale @ adjacency @ scale
+    start = np.linspace(1.0, 2.0, n)
+    values, vectors = eigsh(normalized, k=size + 1, which="LA", v0=start)
+    order = np.argsort(values)[::-1]
+    return vectors[:, order[1:]]

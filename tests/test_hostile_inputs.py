@@ -52,6 +52,8 @@ MAY_RETURN_INFINITY: dict[str, str] = {
         "-inf for an order a non-shuffling mechanism never releases",
     "shuffle_lib.dsigma.exhaustive_privacy_loss":
         "a non-shuffling mechanism against groups of two or more people",
+    "shuffle_lib.dsigma.privacy_loss_from_table":
+        "an output possible under one input order and impossible under a neighbouring one",
     "shuffle_lib.swapping.swapping_epsilon":
         "the theorem's formula at p in {0, 1} with b > 0 (a correct, possibly loose bound)",
     "shuffle_lib.swapping.swapping_epsilon_lower_bound":
