@@ -29,7 +29,12 @@ from shuffle_lib._validation import (
     check_points,
     check_real,
 )
-from shuffle_lib.dsigma import MAX_NEAREST, _nearest_rows, groups_within_radius
+from shuffle_lib.dsigma import (
+    MAX_NEAREST,
+    _first_per_owner,
+    _nearest_rows,
+    groups_within_radius,
+)
 from shuffle_lib.permutations import check_permutation
 from shuffle_lib.randomizers import k_randomized_response, krr_channel
 
@@ -158,13 +163,7 @@ def attack_neighbours(t: ArrayLike, r: float, k: int = 25, t_p: ArrayLike | None
             order = np.argsort(2 * owners + (side[owners] != side[others]) + noise)
         else:  # by owner, then most similar first, ties at random
             order = np.lexsort((np.abs(side[owners] - side[others]) + 1e-9 * noise, owners))
-    owners, others = owners[order], others[order]
-    starts = np.searchsorted(owners, np.arange(n))
-    rank = np.arange(owners.size) - starts[owners]
-    keep = rank < size
-    out = np.full((n, size), -1, dtype=np.int64)
-    out[owners[keep], rank[keep]] = others[keep]
-    return out
+    return _first_per_owner(owners[order], others[order], n, size)
 
 
 def majority_vote(released: ArrayLike, neighbours: np.ndarray, n_categories: int) -> np.ndarray:

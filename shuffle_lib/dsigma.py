@@ -1215,6 +1215,18 @@ def _graph_csr(graph: nx.Graph, name: str) -> sparse.csr_array:
     return adjacency
 
 
+def _check_graph_listing(graph: nx.Graph, k: int, what: str) -> tuple[int, int]:
+    """The number of people and ``k`` after checking them, before any work: ``n * k`` listed
+    ``what`` at most ``MAX_GRAPH_NEAREST``."""
+    size = check_integer(k, "k", 1)
+    check_instance(graph, "graph", nx.Graph)
+    n = graph.number_of_nodes()
+    if n * size > MAX_GRAPH_NEAREST:
+        raise ValueError(f"graph and k list n * k = {n} * {size} {what}, more than "
+                         f"{MAX_GRAPH_NEAREST} (MAX_GRAPH_NEAREST)")
+    return n, size
+
+
 def groups_nearest_in_graph(graph: nx.Graph, k: int) -> Groups:
     r"""Fixed-size groups on a social graph: group of person ``i`` is the ``k`` people closest to
     node ``i`` in path length, ``i`` included (Meehan et al. 2022, Section 4.2: a group "of a
@@ -1233,12 +1245,7 @@ def groups_nearest_in_graph(graph: nx.Graph, k: int) -> Groups:
     >>> [g.tolist() for g in groups_nearest_in_graph(nx.path_graph(4), 3)]
     [[0, 1, 2], [1, 0, 2], [2, 1, 3], [3, 2, 1]]
     """
-    size = check_integer(k, "k", 1)
-    check_instance(graph, "graph", nx.Graph)
-    n = graph.number_of_nodes()
-    if n * size > MAX_GRAPH_NEAREST:
-        raise ValueError(f"graph and k list n * k = {n} * {size} members, more than "
-                         f"{MAX_GRAPH_NEAREST} (MAX_GRAPH_NEAREST)")
+    n, size = _check_graph_listing(graph, k, "members")
     adjacency = _graph_csr(graph, "graph")
     ptr, neighbours = adjacency.indptr, adjacency.indices.astype(np.int64)
     stamp = np.full(n, -1, dtype=np.int64)  # stamp[v] == s: v already found from source s
@@ -1279,12 +1286,7 @@ def graph_attack_sources(graph: nx.Graph, r: int, k: int = 25, rng: RngLike = No
     >>> graph_attack_sources(nx.path_graph(3), 1, k=2, rng=0)[[0, 2]].tolist()
     [[1, -1], [1, -1]]
     """
-    size = check_integer(k, "k", 1)
-    check_instance(graph, "graph", nx.Graph)
-    n = graph.number_of_nodes()
-    if n * size > MAX_GRAPH_NEAREST:
-        raise ValueError(f"graph and k list n * k = {n} * {size} sources, more than "
-                         f"{MAX_GRAPH_NEAREST} (MAX_GRAPH_NEAREST)")
+    n, size = _check_graph_listing(graph, k, "sources")
     hops = check_integer(r, "r", 0)
     adjacency = _graph_csr(graph, "graph")
     gen = as_rng(rng)
@@ -1309,12 +1311,17 @@ def graph_attack_sources(graph: nx.Graph, r: int, k: int = 25, rng: RngLike = No
     keep = owners != others
     owners, others = owners[keep], others[keep]
     order = np.argsort(2 * owners + gen.random(owners.size))  # by owner, then at random
-    owners, others = owners[order], others[order]
+    return _first_per_owner(owners[order], others[order], n, size)
+
+
+def _first_per_owner(owners: np.ndarray, others: np.ndarray, n: int, size: int) -> np.ndarray:
+    """An ``n`` x ``size`` table whose row i lists the first ``size`` of ``others`` paired with
+    owner i, in the given order (``owners`` sorted), padded with -1."""
     starts = np.searchsorted(owners, np.arange(n))
     rank = np.arange(owners.size) - starts[owners]
-    chosen = rank < size
+    keep = rank < size
     out = np.full((n, size), -1, dtype=np.int64)
-    out[owners[chosen], rank[chosen]] = others[chosen]
+    out[owners[keep], rank[keep]] = others[keep]
     return out
 
 

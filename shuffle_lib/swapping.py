@@ -550,6 +550,31 @@ def _pair_extremes(log_law: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return largest, smallest
 
 
+def _exact_stratum_tables(records: pd.DataFrame, match_key: Columns, swap_var: Columns, what: str
+                          ) -> tuple[list[_StratumTables], list[int]]:
+    """The per-stratum tables of an exact computation (``what`` names it in the errors) and the
+    sizes of the strata's invariant universes, after checking every size limit before any table
+    is built: the universe (MAX_EXACT_UNIVERSE, the pairs grow as its square), each stratum's
+    universe (MAX_STRATUM_UNIVERSE) and each stratum's table (MAX_STRATUM_TABLE)."""
+    strata, positions = _strata_rows(records, match_key, swap_var)
+    keys = [(tuple(rows), tuple(positions)) for rows in strata]
+    sizes = [len(_stratum_members(*key)) for key in keys]
+    total = math.prod(sizes)
+    if total > MAX_EXACT_UNIVERSE:
+        raise ValueError(f"the invariant universe holds {total} datasets; {what} are limited to "
+                         f"{MAX_EXACT_UNIVERSE} (the pairs grow as its square)")
+    if max(sizes) > MAX_STRATUM_UNIVERSE:
+        raise ValueError(f"a stratum's invariant universe holds {max(sizes)} datasets; {what} "
+                         f"are limited to {MAX_STRATUM_UNIVERSE} per stratum (the work grows as "
+                         "its cube)")
+    for rows, size in zip(strata, sizes, strict=True):
+        if size * math.factorial(len(rows)) > MAX_STRATUM_TABLE:
+            raise ValueError(f"a stratum of {len(rows)} records has {size} datasets in its "
+                             f"universe: its table of {size} x {len(rows)}! permutations is "
+                             f"above the limit of {MAX_STRATUM_TABLE} entries per stratum")
+    return [_stratum_tables(*key) for key in keys], sizes
+
+
 def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
                              p: float) -> pd.DataFrame:
     r"""For every pair :math:`\mathbf X\ne\mathbf X'` of the invariant universe of ``records``:
@@ -590,23 +615,8 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     ([2.0, 2.0, 2.0], True)
     """
     rate = _check_swap_rate(p)
-    strata, positions = _strata_rows(records, match_key, swap_var)
-    keys = [(tuple(rows), tuple(positions)) for rows in strata]
-    sizes = [len(_stratum_members(*key)) for key in keys]
+    tables, sizes = _exact_stratum_tables(records, match_key, swap_var, "exact pairwise losses")
     total = math.prod(sizes)
-    if total > MAX_EXACT_UNIVERSE:
-        raise ValueError(f"the invariant universe holds {total} datasets; exact pairwise losses "
-                         f"are limited to {MAX_EXACT_UNIVERSE} (the pairs grow as its square)")
-    if max(sizes) > MAX_STRATUM_UNIVERSE:
-        raise ValueError(f"a stratum's invariant universe holds {max(sizes)} datasets; exact "
-                         f"pairwise losses are limited to {MAX_STRATUM_UNIVERSE} per stratum "
-                         "(the work grows as its cube)")
-    for rows, size in zip(strata, sizes, strict=True):
-        if size * math.factorial(len(rows)) > MAX_STRATUM_TABLE:
-            raise ValueError(f"a stratum of {len(rows)} records has {size} datasets in its "
-                             f"universe: its table of {size} x {len(rows)}! permutations is "
-                             f"above the limit of {MAX_STRATUM_TABLE} entries per stratum")
-    tables = [_stratum_tables(*key) for key in keys]
     # product order of the universe -> sorted order of invariant_universe
     index = np.indices(sizes).reshape(len(sizes), -1)
     datasets = [tuple(sorted(itertools.chain.from_iterable(
@@ -826,23 +836,9 @@ def exact_stratified_swapping_epsilon(records: pd.DataFrame, match_key: Columns,
     >>> per_stratum.round(4).tolist(), round(whole, 4)
     ([1.3863, 0.1438], 1.3863)
     """
-    strata, positions = _strata_rows(records, match_key, swap_var)
-    rate = _stratum_rates(rates, len(strata))
-    keys = [(tuple(rows), tuple(positions)) for rows in strata]
-    sizes = [len(_stratum_members(*key)) for key in keys]
+    tables, sizes = _exact_stratum_tables(records, match_key, swap_var, "exact budgets")
+    rate = _stratum_rates(rates, len(tables))
     total = math.prod(sizes)
-    if total > MAX_EXACT_UNIVERSE:
-        raise ValueError(f"the invariant universe holds {total} datasets; exact budgets are "
-                         f"limited to {MAX_EXACT_UNIVERSE} (the pairs grow as its square)")
-    if max(sizes) > MAX_STRATUM_UNIVERSE:
-        raise ValueError(f"a stratum's invariant universe holds {max(sizes)} datasets; exact "
-                         f"budgets are limited to {MAX_STRATUM_UNIVERSE} per stratum")
-    for rows, size in zip(strata, sizes, strict=True):
-        if size * math.factorial(len(rows)) > MAX_STRATUM_TABLE:
-            raise ValueError(f"a stratum of {len(rows)} records has {size} datasets in its "
-                             f"universe: its table of {size} x {len(rows)}! permutations is "
-                             f"above the limit of {MAX_STRATUM_TABLE} entries per stratum")
-    tables = [_stratum_tables(*key) for key in keys]
     extremes = [_pair_extremes(table.log_law(float(p))) for table, p in zip(tables, rate,
                                                                             strict=True)]
     per_stratum = np.zeros(len(tables))
