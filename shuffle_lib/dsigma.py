@@ -55,6 +55,9 @@ MAX_COORDINATE = 1e100  # the documented limit on public positions: squared dist
 MAX_PRESERVATION_N = 150  # exact crossing counts: n! must stay far below the float range
 MAX_MOVED = 4000  # hamming_class_count: exact sums over at most this many moved people
 MAX_NEAREST = 4 * 10**6  # groups_nearest: members listed, n * k (2,000 x 2,000 at most)
+MAX_GRAPH_NEAREST = 10**6  # groups_nearest_in_graph, graph_attack_sources: n * k members listed
+MAX_GRAPH_REACH = 10**7  # graph_attack_sources: bound on the entries of one ball product
+MAX_GRAPH_NODES = 10**4  # social_graph, spectral_positions: nodes of a generated graph
 
 
 def _check_sequence(value: object, name: str) -> None:
@@ -1198,10 +1201,6 @@ def hamming_class_count(n: int, subset_size: int, a: int, b: int, d: int) -> int
             * _avoiding_arrangements(d_, a_))
 
 
-MAX_GRAPH_NEAREST = 10**6  # groups_nearest_in_graph, graph_attack_sources: n * k members listed
-MAX_GRAPH_REACH = 10**7  # graph_attack_sources: bound on the entries of one ball product
-
-
 def _graph_csr(graph: nx.Graph, name: str) -> sparse.csr_array:
     """The adjacency of an undirected graph on nodes ``0..n-1`` as a CSR array whose rows list
     each node's neighbours by increasing index (edge weights ignored)."""
@@ -1392,9 +1391,6 @@ def privacy_loss_from_table(likelihood: ArrayLike, groups: list[ArrayLike]) -> f
         if possible.any():
             worst = max(worst, float(np.max(high[possible] - low[possible])))
     return worst
-
-
-MAX_GRAPH_NODES = 10**4  # social_graph, spectral_positions: nodes of a generated graph
 
 
 def social_graph(n: int, m: int = 3, p: float = 0.5, rounds: int = 4, rng: RngLike = None
