@@ -115,12 +115,20 @@ def _text(pdf: Path) -> str:
     return done.stdout
 
 
+FOOT_TOP = 800.0  # points from the top of an A4 page (842 high): below the 18 mm bottom margin
+_PAGE = re.compile(r"<page [^>]*>(.*?)</page>", re.DOTALL)
+_WORD = re.compile(r'<word xMin="[^"]*" yMin="([^"]*)" xMax="[^"]*" yMax="([^"]*)">(.*?)</word>')
+
+
 def _feet(pdf: Path) -> list[str]:
-    """The text of each page's foot: below the 18 mm bottom margin (pdftotext crops in points
-    of an A4 page, 842 high), where only the page label is printed."""
-    done = subprocess.run(["pdftotext", "-enc", "UTF-8", "-x", "0", "-y", "800", "-W", "595",
-                           "-H", "42", str(pdf), "-"], capture_output=True, text=True, check=True)
-    return [" ".join(sheet.split()) for sheet in done.stdout.split("\f")][:-1]
+    """The text of each page's foot, where only the page label is printed: the words whose box
+    lies wholly below the bottom margin. (A crop by area would also pick up a stretched
+    delimiter whose box pdftotext reports as taller than the page.)"""
+    done = subprocess.run(["pdftotext", "-enc", "UTF-8", "-bbox", str(pdf), "-"],
+                          capture_output=True, text=True, check=True)
+    return [" ".join(html.unescape(word) for top, bottom, word in _WORD.findall(page)
+                     if float(top) >= FOOT_TOP and float(bottom) <= 842.0 + 1.0)
+            for page in _PAGE.findall(done.stdout)]
 
 
 def _squash(text: str) -> str:
