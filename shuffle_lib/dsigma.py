@@ -251,6 +251,19 @@ def groups_nearest(points: ArrayLike, k: int) -> Groups:
     return list(_nearest_rows(arr, size))
 
 
+def _graph_csr(graph: nx.Graph, name: str) -> sparse.csr_array:
+    """The adjacency of an undirected graph on nodes ``0..n-1`` as a CSR array whose rows list
+    each node's neighbours by increasing index (edge weights ignored)."""
+    check_instance(graph, name, nx.Graph)
+    n = graph.number_of_nodes()
+    if graph.is_directed() or n == 0 or set(graph.nodes) != set(range(n)):
+        raise ValueError(f"{name} must be undirected with nodes exactly 0..n-1")
+    adjacency = nx.to_scipy_sparse_array(graph, nodelist=range(n), weight=None, format="csr",
+                                         dtype=bool)
+    adjacency.sort_indices()
+    return adjacency
+
+
 def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
     r"""Group of person ``i``: every node within path length :math:`r_i` of node ``i`` in an
     undirected graph whose nodes are ``0..n-1`` (Meehan et al. 2022, Section 4.2: friends within
@@ -262,10 +275,8 @@ def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
     >>> [g.tolist() for g in groups_from_graph(nx.path_graph(4), 1)]
     [[0, 1], [0, 1, 2], [1, 2, 3], [2, 3]]
     """
-    check_instance(graph, "graph", nx.Graph)
-    n = graph.number_of_nodes()
-    if graph.is_directed() or n == 0 or set(graph.nodes) != set(range(n)):
-        raise ValueError("graph must be undirected with nodes exactly 0..n-1")
+    adjacency = _graph_csr(graph, "graph")
+    n = adjacency.shape[0]
     if isinstance(r, int) and r > n:  # no path is longer than n - 1 edges
         r = n
     radii = _integer_array(r, "r", ndim=None)
@@ -273,9 +284,7 @@ def groups_from_graph(graph: nx.Graph, r: ArrayLike) -> Groups:
         raise ValueError(f"path-length radii r must be non-negative integers, one or one per node "
                          f"({n}), got {r!r:.80}")
     radii = np.broadcast_to(radii, (n,))
-    step = nx.to_scipy_sparse_array(graph, nodelist=range(n), weight=None, format="csr",
-                                    dtype=bool)
-    step = (step + sparse.eye_array(n, dtype=bool, format="csr")).astype(bool)
+    step = (adjacency + sparse.eye_array(n, dtype=bool, format="csr")).astype(bool)
     reach = sparse.eye_array(n, dtype=bool, format="csr")
     groups: list[np.ndarray | None] = [None] * n
     for hops in range(int(radii.max()) + 1):
@@ -1199,19 +1208,6 @@ def hamming_class_count(n: int, subset_size: int, a: int, b: int, d: int) -> int
     return (math.comb(ell, a_) * math.comb(ell - a_, b_) * math.comb(size - ell, a_)
             * math.comb(size - ell - a_, d_) * _avoiding_arrangements(b_, a_)
             * _avoiding_arrangements(d_, a_))
-
-
-def _graph_csr(graph: nx.Graph, name: str) -> sparse.csr_array:
-    """The adjacency of an undirected graph on nodes ``0..n-1`` as a CSR array whose rows list
-    each node's neighbours by increasing index (edge weights ignored)."""
-    check_instance(graph, name, nx.Graph)
-    n = graph.number_of_nodes()
-    if graph.is_directed() or n == 0 or set(graph.nodes) != set(range(n)):
-        raise ValueError(f"{name} must be undirected with nodes exactly 0..n-1")
-    adjacency = nx.to_scipy_sparse_array(graph, nodelist=range(n), weight=None, format="csr",
-                                         dtype=bool)
-    adjacency.sort_indices()
-    return adjacency
 
 
 def _check_graph_listing(graph: nx.Graph, k: int, what: str) -> tuple[int, int]:

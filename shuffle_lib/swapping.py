@@ -575,6 +575,21 @@ def _exact_stratum_tables(records: pd.DataFrame, match_key: Columns, swap_var: C
     return [_stratum_tables(*key) for key in keys], sizes
 
 
+def _universe_pair_losses(tables: list[_StratumTables],
+                          extremes: list[tuple[np.ndarray, np.ndarray]],
+                          left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Privacy loss and distance of pairs of datasets of the universe, each dataset given as one
+    member per stratum (``left[s]``, ``right[s]``: the members of stratum ``s``): the strata swap
+    independently, so the log-ratio's largest and smallest values, and the distance, add up over
+    the strata; ``extremes`` holds each stratum's :func:`_pair_extremes`."""
+    up, down, distance = np.zeros(left.shape[1]), np.zeros(left.shape[1]), np.zeros(left.shape[1])
+    for s, (table, (largest, smallest)) in enumerate(zip(tables, extremes, strict=True)):
+        up += largest[left[s], right[s]]
+        down -= smallest[left[s], right[s]]
+        distance += table.distance[left[s], right[s]]
+    return np.maximum(up, down), distance
+
+
 def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
                              p: float) -> pd.DataFrame:
     r"""For every pair :math:`\mathbf X\ne\mathbf X'` of the invariant universe of ``records``:
@@ -624,14 +639,10 @@ def pairwise_swapping_losses(records: pd.DataFrame, match_key: Columns, swap_var
     order = sorted(range(total), key=datasets.__getitem__)
     first, second = np.triu_indices(total, 1)
     a, b = np.asarray(order)[first], np.asarray(order)[second]
-    up, down, distance = np.zeros(first.size), np.zeros(first.size), np.zeros(first.size)
-    for s, table in enumerate(tables):
-        largest, smallest = _pair_extremes(table.log_law(rate))
-        up += largest[index[s, a], index[s, b]]
-        down -= smallest[index[s, a], index[s, b]]
-        distance += table.distance[index[s, a], index[s, b]]
+    loss, distance = _universe_pair_losses(
+        tables, [_pair_extremes(table.log_law(rate)) for table in tables], index[:, a], index[:, b])
     return pd.DataFrame({"x": first.astype(np.int64), "x_prime": second.astype(np.int64),
-                         "distance": distance, "loss": np.maximum(up, down)})
+                         "distance": distance, "loss": loss})
 
 
 def exact_swapping_epsilon(records: pd.DataFrame, match_key: Columns, swap_var: Columns,
@@ -851,10 +862,5 @@ def exact_stratified_swapping_epsilon(records: pd.DataFrame, match_key: Columns,
         return per_stratum, 0.0
     index = np.indices(sizes).reshape(len(sizes), -1)  # every dataset as one member per stratum
     first, second = np.triu_indices(total, 1)
-    up, down, distance = np.zeros(first.size), np.zeros(first.size), np.zeros(first.size)
-    for s, (table, (largest, smallest)) in enumerate(zip(tables, extremes, strict=True)):
-        a, b = index[s, first], index[s, second]
-        up += largest[a, b]
-        down -= smallest[a, b]
-        distance += table.distance[a, b]
-    return per_stratum, float((np.maximum(up, down) / distance).max())
+    loss, distance = _universe_pair_losses(tables, extremes, index[:, first], index[:, second])
+    return per_stratum, float((loss / distance).max())
